@@ -1,0 +1,88 @@
+//! The element types kernels operate on.
+
+use half::f16;
+
+/// A scalar type that can live in a tensor buffer.
+pub trait Element: Copy + Send + Sync + PartialOrd + Default + std::fmt::Debug + 'static {
+    /// NumPy-style name of the type.
+    const NAME: &'static str;
+    /// Whether the type is a floating-point type (gradients are defined only for these).
+    const IS_FLOAT: bool;
+    fn to_f64(self) -> f64;
+    /// Converts with `as`-cast semantics (truncation toward zero, saturation for integers).
+    fn from_f64(v: f64) -> Self;
+    fn zero() -> Self {
+        Self::from_f64(0.0)
+    }
+    fn one() -> Self {
+        Self::from_f64(1.0)
+    }
+}
+
+macro_rules! impl_element {
+    ($t:ty, $name:literal, $float:literal) => {
+        impl Element for $t {
+            const NAME: &'static str = $name;
+            const IS_FLOAT: bool = $float;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+        }
+    };
+}
+impl_element!(f32, "float32", true);
+impl_element!(f64, "float64", true);
+impl_element!(i32, "int32", false);
+impl_element!(i64, "int64", false);
+impl_element!(u8, "uint8", false);
+
+impl Element for f16 {
+    const NAME: &'static str = "float16";
+    const IS_FLOAT: bool = true;
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        f16::from_f64(v)
+    }
+}
+
+impl Element for bool {
+    const NAME: &'static str = "bool";
+    const IS_FLOAT: bool = false;
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        if self {
+            1.0
+        } else {
+            0.0
+        }
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+}
+
+/// Allocates a vector of `n` elements that the caller will overwrite completely.
+///
+/// Large outputs are not zeroed first: a 16 MiB memset costs as much as the kernel that follows.
+pub fn alloc_output<T: Element>(n: usize) -> Vec<T> {
+    if T::NAME == "bool" || n < 4096 {
+        // bool has invalid bit patterns, and small buffers are cheap to zero.
+        return vec![T::default(); n];
+    }
+    let mut v = Vec::with_capacity(n);
+    // SAFETY: `T` is a plain numeric type (f32, f64, f16, i32, i64, u8) for which every bit pattern
+    // is a valid value, the capacity is `n`, and every caller overwrites all `n` elements before
+    // reading any of them.
+    unsafe { v.set_len(n) };
+    v
+}

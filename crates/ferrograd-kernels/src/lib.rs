@@ -1,0 +1,18 @@
+//! ferrograd's CPU compute kernels.
+//!
+//! Kernels see only slices and [`Layout`]s: no tensors, no autograd, no Python. Each kernel writes
+//! into a caller-provided output, so the imperative path can allocate fresh outputs while the
+//! executor writes into planned buffers. Parallelism is decided in one place, [`par`].
+
+pub mod element;
+pub mod layout;
+pub mod matmul;
+pub mod par;
+pub mod reduce;
+pub mod reference;
+pub mod simd;
+pub mod unary_binary;
+pub mod vmath;
+
+pub use element::Element;
+pub use layout::Layout;

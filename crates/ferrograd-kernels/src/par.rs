@@ -1,0 +1,88 @@
+//! The one parallel policy.
+//!
+//! Work below [`PAR_MIN_ELEMS`] (scaled by a per-kernel cost) runs on the calling thread, so small
+//! tensors never touch rayon. Above it, work is split into chunks whose boundaries depend only on
+//! the problem size, never on the thread count: results are identical for any `RAYON_NUM_THREADS`.
+//! Building without the `rayon` feature makes everything sequential.
+
+/// Elements of cheap elementwise work below which a kernel stays on the calling thread.
+pub const PAR_MIN_ELEMS: usize = 1 << 15;
+/// Elements per task once parallel.
+pub const CHUNK_ELEMS: usize = 1 << 15;
+
+/// Relative cost of one element of work; heavier kernels go parallel at smaller sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cost {
+    /// Memory-bound: add, copy, compare.
+    Light,
+    /// Transcendentals and other compute-bound element work.
+    Heavy,
+}
+
+impl Cost {
+    fn divisor(self) -> usize {
+        match self {
+            Cost::Light => 1,
+            Cost::Heavy => 8,
+        }
+    }
+}
+
+/// Whether `n` elements of work at `cost` are worth running on rayon.
+pub fn is_parallel(n: usize, cost: Cost) -> bool {
+    cfg!(feature = "rayon") && num_threads() > 1 && n >= PAR_MIN_ELEMS / cost.divisor()
+}
+
+/// Threads in the pool that parallel kernels use.
+pub fn num_threads() -> usize {
+    #[cfg(feature = "rayon")]
+    {
+        rayon::current_num_threads()
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        1
+    }
+}
+
+/// Calls `f(start, chunk)` over `out` split into fixed-size chunks, in parallel when worth it.
+pub fn for_each_chunk<T: Send>(out: &mut [T], cost: Cost, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+    let n = out.len();
+    if !is_parallel(n, cost) {
+        f(0, out);
+        return;
+    }
+    let chunk = chunk_len(n, cost);
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        out.par_chunks_mut(chunk).enumerate().for_each(|(i, c)| f(i * chunk, c));
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        out.chunks_mut(chunk).enumerate().for_each(|(i, c)| f(i * chunk, c));
+    }
+}
+
+/// Maps `n_tasks` independent tasks to results in task order, in parallel when `total_work`
+/// (elements) at `cost` is worth it.
+pub fn map_tasks<R: Send>(
+    n_tasks: usize,
+    total_work: usize,
+    cost: Cost,
+    f: impl Fn(usize) -> R + Sync + Send,
+) -> Vec<R> {
+    if n_tasks > 1 && is_parallel(total_work, cost) {
+        #[cfg(feature = "rayon")]
+        {
+            use rayon::prelude::*;
+            return (0..n_tasks).into_par_iter().map(f).collect();
+        }
+    }
+    (0..n_tasks).map(f).collect()
+}
+
+/// Chunk length for `n` elements: fixed by size alone (never by thread count).
+pub fn chunk_len(n: usize, cost: Cost) -> usize {
+    (CHUNK_ELEMS / cost.divisor()).min(n.max(1))
+}

@@ -1,0 +1,53 @@
+//! Naive reference kernels: the oracles that the fast kernels are tested against.
+//!
+//! Deliberately simple: one multi-index walk, f64 accumulation (compensated where it matters).
+//! Public so that `tests/` and the op crate's tests can use them; not meant for production.
+
+use crate::element::Element;
+use crate::layout::Layout;
+
+/// All elements of a view in row-major order.
+pub fn gather<T: Element>(buf: &[T], layout: &Layout) -> Vec<T> {
+    let n = layout.numel();
+    let mut out = Vec::with_capacity(n);
+    let nd = layout.ndim();
+    let mut idx = vec![0usize; nd];
+    for _ in 0..n {
+        let mut off = layout.offset as isize;
+        for d in 0..nd {
+            off += idx[d] as isize * layout.strides[d];
+        }
+        out.push(buf[off as usize]);
+        for d in (0..nd).rev() {
+            idx[d] += 1;
+            if idx[d] < layout.shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// Kahan-compensated f64 sum.
+pub fn sum_f64(values: impl IntoIterator<Item = f64>) -> f64 {
+    let (mut s, mut c) = (0.0f64, 0.0f64);
+    for v in values {
+        let y = v - c;
+        let t = s + y;
+        c = (t - s) - y;
+        s = t;
+    }
+    s
+}
+
+/// Row-major `m×k · k×n` in f64.
+pub fn matmul_f64(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            out[i * n + j] = sum_f64((0..k).map(|p| a[i * k + p] * b[p * n + j]));
+        }
+    }
+    out
+}

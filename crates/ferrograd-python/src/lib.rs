@@ -1,0 +1,197 @@
+//! `ferrograd._ferrograd`: the native module behind the `ferrograd` Python package.
+//!
+//! This is the only crate that knows PyO3. Python modules (`ferrograd.ndarray`, ...) stay thin and
+//! call into the functions and the `NDArray` class exported here.
+
+mod advanced;
+mod convert;
+mod errors;
+mod indexing;
+mod interop;
+mod ndarray;
+
+use ferrograd::ops::{self, registry, AttrValue, Attrs, Ctx};
+use ferrograd::{random, DType, NDArray};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use crate::errors::{enter, is_heavy, IntoPyResult};
+use crate::ndarray::PyNDArray;
+
+/// A Python keyword value as an op parameter.
+fn attr_value(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
+    if v.is_none() {
+        return Ok(AttrValue::None);
+    }
+    if let Ok(b) = v.cast::<pyo3::types::PyBool>() {
+        return Ok(AttrValue::Bool(b.is_true()));
+    }
+    if let Ok(i) = v.extract::<i64>() {
+        if !v.is_instance_of::<pyo3::types::PyFloat>() {
+            return Ok(AttrValue::Int(i));
+        }
+    }
+    if let Ok(f) = v.extract::<f64>() {
+        if v.is_instance_of::<pyo3::types::PyFloat>() || !v.hasattr("__len__")? {
+            return Ok(AttrValue::Float(f));
+        }
+    }
+    if let Ok(s) = v.extract::<String>() {
+        return Ok(AttrValue::Str(s));
+    }
+    if v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>() {
+        return Ok(AttrValue::Tuple(v.extract()?));
+    }
+    // dtype-like objects (np.float32, np.dtype('f4')).
+    if let Ok(dt) = convert::dtype_from_py(v) {
+        return Ok(AttrValue::Str(dt.name().to_string()));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!("unsupported parameter value {}", v.repr()?)))
+}
+
+/// Runs a registered op by name: `_invoke("sum", [x], {"axis": 1})`.
+#[pyfunction]
+#[pyo3(signature = (name, inputs, kwargs=None))]
+fn _invoke(
+    py: Python<'_>,
+    name: &str,
+    inputs: Vec<PyRef<'_, PyNDArray>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Vec<PyNDArray>> {
+    let mut attrs = Attrs::new(name);
+    if let Some(kw) = kwargs {
+        for (k, v) in kw.iter() {
+            attrs.items.push((k.extract()?, attr_value(&v)?));
+        }
+    }
+    let xs: Vec<NDArray> = inputs.iter().map(|p| p.inner.clone()).collect();
+    drop(inputs);
+    let work = xs.iter().map(NDArray::size).max().unwrap_or(0);
+    let outs = enter(py, is_heavy(work), move || {
+        let op = registry::create(name, &attrs)?;
+        ops::check_arity(op.as_ref(), xs.len())?;
+        ops::run(op.as_ref(), &Ctx::default(), &xs)
+    })?;
+    Ok(outs.into_iter().map(PyNDArray::new).collect())
+}
+
+/// Op metadata type: (name, aliases, input names, params, doc).
+type OpInfo = (&'static str, Vec<&'static str>, Vec<&'static str>, Vec<&'static str>, &'static str);
+
+/// Registry metadata: `[(name, aliases, inputs, params, doc), ...]`.
+#[pyfunction]
+fn _op_info() -> Vec<OpInfo> {
+    registry::ENTRIES.iter().map(|e| (e.name, e.aliases.to_vec(), e.args.to_vec(), e.params.to_vec(), e.doc)).collect()
+}
+
+/// Copies an array-like into a new NDArray (`dtype=None` keeps the source dtype).
+#[pyfunction]
+#[pyo3(signature = (obj, dtype=None))]
+fn _array(obj: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyNDArray> {
+    let dt = dtype.filter(|d| !d.is_none()).map(convert::dtype_from_py).transpose()?;
+    Ok(PyNDArray::new(convert::array_from_py(obj, dt)?))
+}
+
+fn shape_of(shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    let v: Vec<i64> = match shape.extract::<Vec<i64>>() {
+        Ok(v) => v,
+        Err(_) => vec![shape.extract::<i64>()?],
+    };
+    if let Some(d) = v.iter().find(|&&d| d < 0) {
+        return Err(errors::to_py(
+            shape.py(),
+            ferrograd::Error::Value(format!("negative dimension {d} in shape {v:?}")),
+        ));
+    }
+    Ok(v.into_iter().map(|d| d as usize).collect())
+}
+
+/// An array of `shape` filled with `value`.
+#[pyfunction]
+fn _full(py: Python<'_>, shape: &Bound<'_, PyAny>, value: f64, dtype: &Bound<'_, PyAny>) -> PyResult<PyNDArray> {
+    let (s, dt) = (shape_of(shape)?, convert::dtype_from_py(dtype)?);
+    ferrograd::ndarray::checked_numel("full", &s).py_err(py)?;
+    Ok(PyNDArray::new(enter(py, is_heavy(s.iter().product()), || Ok(NDArray::full(&s, dt, value)))?))
+}
+
+#[pyfunction]
+fn _random_seed(seed: u64) {
+    random::seed(seed);
+}
+
+#[pyfunction]
+fn _random_uniform(
+    py: Python<'_>,
+    low: f64,
+    high: f64,
+    shape: &Bound<'_, PyAny>,
+    dtype: &Bound<'_, PyAny>,
+) -> PyResult<PyNDArray> {
+    let (s, dt) = (shape_of(shape)?, convert::dtype_from_py(dtype)?);
+    Ok(PyNDArray::new(enter(py, true, || random::uniform(low, high, &s, dt))?))
+}
+
+#[pyfunction]
+fn _random_normal(
+    py: Python<'_>,
+    loc: f64,
+    scale: f64,
+    shape: &Bound<'_, PyAny>,
+    dtype: &Bound<'_, PyAny>,
+) -> PyResult<PyNDArray> {
+    let (s, dt) = (shape_of(shape)?, convert::dtype_from_py(dtype)?);
+    Ok(PyNDArray::new(enter(py, true, || random::normal(loc, scale, &s, dt))?))
+}
+
+#[pyfunction]
+fn _random_randint(
+    py: Python<'_>,
+    low: i64,
+    high: i64,
+    shape: &Bound<'_, PyAny>,
+    dtype: &Bound<'_, PyAny>,
+) -> PyResult<PyNDArray> {
+    let (s, dt) = (shape_of(shape)?, convert::dtype_from_py(dtype)?);
+    Ok(PyNDArray::new(enter(py, true, || random::randint(low, high, &s, dt))?))
+}
+
+/// Sets NumPy shape semantics; returns the previous setting.
+#[pyfunction]
+fn _set_np_shape(on: bool) -> bool {
+    ferrograd::set_np_shape(on)
+}
+
+#[pyfunction]
+fn _np_shape() -> bool {
+    ferrograd::np_shape()
+}
+
+/// How this build runs: SIMD level and thread count (for bug reports and benchmarks).
+#[pyfunction]
+fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("version", env!("CARGO_PKG_VERSION"))?;
+    d.set_item("simd", format!("{:?}", ferrograd_kernels::simd::level()))?;
+    d.set_item("threads", ferrograd_kernels::par::num_threads())?;
+    d.set_item("debug_assertions", cfg!(debug_assertions))?;
+    Ok(d)
+}
+
+#[pymodule]
+fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyNDArray>()?;
+    m.add_function(wrap_pyfunction!(_invoke, m)?)?;
+    m.add_function(wrap_pyfunction!(_op_info, m)?)?;
+    m.add_function(wrap_pyfunction!(_array, m)?)?;
+    m.add_function(wrap_pyfunction!(_full, m)?)?;
+    m.add_function(wrap_pyfunction!(_random_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(_random_uniform, m)?)?;
+    m.add_function(wrap_pyfunction!(_random_normal, m)?)?;
+    m.add_function(wrap_pyfunction!(_random_randint, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_np_shape, m)?)?;
+    m.add_function(wrap_pyfunction!(_np_shape, m)?)?;
+    m.add_function(wrap_pyfunction!(build_info, m)?)?;
+    interop::register(m)?;
+    let _ = DType::F32;
+    Ok(())
+}

@@ -1,0 +1,527 @@
+//! The native `NDArray` class: properties, arithmetic dunders (in Rust: the per-op path never
+//! runs Python), conversions and layout methods. Indexing lives in `indexing.rs`, zero-copy
+//! interop in `interop.rs`.
+
+use std::sync::{Arc, LazyLock};
+
+use ferrograd::ops::binary::{Binary, BinaryKind, Scalar};
+use ferrograd::ops::matmul::Dot;
+use ferrograd::ops::unary::{Unary, UnaryKind};
+use ferrograd::ops::{self, Ctx, Op};
+use ferrograd::{DType, Error, NDArray};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyTuple, PyType};
+use pyo3::IntoPyObjectExt;
+
+use crate::convert;
+use crate::errors::{enter, is_heavy, IntoPyResult};
+
+/// An n-dimensional array (MXNet `mx.nd.NDArray`).
+#[pyclass(name = "NDArray", module = "ferrograd.ndarray", weakref, subclass)]
+pub struct PyNDArray {
+    pub inner: NDArray,
+}
+
+impl PyNDArray {
+    pub fn new(inner: NDArray) -> Self {
+        PyNDArray { inner }
+    }
+
+    pub fn wrap(py: Python<'_>, inner: NDArray) -> PyResult<Py<PyNDArray>> {
+        Py::new(py, PyNDArray { inner })
+    }
+}
+
+/// Runs one op on arrays; releases the GIL only for large inputs.
+pub fn run_op(py: Python<'_>, op: &dyn Op, inputs: &[NDArray]) -> PyResult<NDArray> {
+    let work = inputs.iter().map(NDArray::size).max().unwrap_or(0);
+    enter(py, is_heavy(work), || ops::run1(op, &Ctx::default(), inputs))
+}
+
+/// The right-hand operand of an arithmetic dunder.
+enum Operand {
+    Array(NDArray),
+    Scalar(f64),
+}
+
+fn operand(other: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
+    if let Ok(a) = other.cast::<PyNDArray>() {
+        return Ok(Some(Operand::Array(a.borrow().inner.clone())));
+    }
+    if other.is_instance_of::<pyo3::types::PyFloat>() || other.is_instance_of::<pyo3::types::PyInt>() {
+        return Ok(Some(Operand::Scalar(other.extract::<f64>()?)));
+    }
+    // NumPy scalars and 0-d/1-d NumPy arrays.
+    let np = convert::numpy(other.py())?;
+    if other.is_instance(&np.getattr("generic")?)? {
+        return Ok(Some(Operand::Scalar(other.extract::<f64>()?)));
+    }
+    if other.is_instance(&np.getattr("ndarray")?)? {
+        let dt = convert::dtype_of_numpy(other).unwrap_or(DType::F32);
+        return Ok(Some(Operand::Array(convert::array_from_py(other, Some(dt))?)));
+    }
+    Ok(None)
+}
+
+macro_rules! static_op {
+    ($name:ident, $e:expr) => {
+        static $name: LazyLock<Arc<dyn Op>> = LazyLock::new(|| Arc::new($e));
+    };
+}
+static_op!(ADD, Binary { kind: BinaryKind::Add, broadcast: true });
+static_op!(SUB, Binary { kind: BinaryKind::Sub, broadcast: true });
+static_op!(MUL, Binary { kind: BinaryKind::Mul, broadcast: true });
+static_op!(DIV, Binary { kind: BinaryKind::Div, broadcast: true });
+
+fn binary_op(kind: BinaryKind) -> Arc<dyn Op> {
+    match kind {
+        BinaryKind::Add => ADD.clone(),
+        BinaryKind::Sub => SUB.clone(),
+        BinaryKind::Mul => MUL.clone(),
+        BinaryKind::Div => DIV.clone(),
+        k => Arc::new(Binary { kind: k, broadcast: true }),
+    }
+}
+
+/// `a <kind> other` (or `other <kind> a` when `reverse`); `None` = NotImplemented.
+fn arith(
+    py: Python<'_>,
+    a: &NDArray,
+    other: &Bound<'_, PyAny>,
+    kind: BinaryKind,
+    reverse: bool,
+) -> PyResult<Option<NDArray>> {
+    let Some(o) = operand(other)? else { return Ok(None) };
+    let r = match o {
+        Operand::Array(b) => {
+            let op = binary_op(kind);
+            if reverse {
+                run_op(py, op.as_ref(), &[b, a.clone()])?
+            } else {
+                run_op(py, op.as_ref(), &[a.clone(), b])?
+            }
+        }
+        Operand::Scalar(s) => {
+            // Reversed comparisons are plain comparisons with the roles swapped (2 > x is x < 2).
+            let (kind, reverse) = match (kind, reverse) {
+                (BinaryKind::Gt, true) => (BinaryKind::Lt, false),
+                (BinaryKind::Lt, true) => (BinaryKind::Gt, false),
+                (BinaryKind::Ge, true) => (BinaryKind::Le, false),
+                (BinaryKind::Le, true) => (BinaryKind::Ge, false),
+                (k @ (BinaryKind::Add | BinaryKind::Mul | BinaryKind::Eq | BinaryKind::Ne), _) => (k, false),
+                kr => kr,
+            };
+            run_op(py, &Scalar { kind, scalar: s, reverse }, &[a.clone()])?
+        }
+    };
+    Ok(Some(r))
+}
+
+fn not_impl(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    Ok(py.NotImplemented())
+}
+
+fn wrap_any(py: Python<'_>, r: Option<NDArray>) -> PyResult<Py<PyAny>> {
+    match r {
+        Some(x) => Py::new(py, PyNDArray::new(x))?.into_py_any(py),
+        None => not_impl(py),
+    }
+}
+
+fn unary(py: Python<'_>, a: &NDArray, kind: UnaryKind) -> PyResult<PyNDArray> {
+    Ok(PyNDArray::new(run_op(py, &Unary { kind }, std::slice::from_ref(a))?))
+}
+
+/// In-place `self op= other`: computes the result, then writes it through self's layout.
+fn inplace(slf: &Bound<'_, PyNDArray>, other: &Bound<'_, PyAny>, kind: BinaryKind) -> PyResult<()> {
+    let py = slf.py();
+    let a = slf.borrow().inner.clone();
+    let Some(r) = arith(py, &a, other, kind, false)? else {
+        return Err(PyTypeError::new_err(format!(
+            "unsupported operand type for in-place operation: {}",
+            other.get_type().name()?
+        )));
+    };
+    let mut me = slf.borrow_mut();
+    let work = me.inner.size();
+    let target = &mut me.inner;
+    enter(py, is_heavy(work), || target.assign_from(&r))
+}
+
+fn shape_tuple<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, shape)
+}
+
+/// Parses `reshape((2, 3))`, `reshape(2, 3)`, `reshape(shape=(2, 3))`.
+fn shape_args(args: &Bound<'_, PyTuple>, kw: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
+    if let Some(k) = kw {
+        return k.extract();
+    }
+    if args.len() == 1 {
+        let a = args.get_item(0)?;
+        if let Ok(v) = a.extract::<Vec<i64>>() {
+            return Ok(v);
+        }
+        return Ok(vec![a.extract::<i64>()?]);
+    }
+    args.extract()
+}
+
+#[pymethods]
+impl PyNDArray {
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        shape_tuple(py, self.inner.shape())
+    }
+
+    /// The element type as a NumPy type class (`numpy.float32`), as in MXNet.
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::numpy(py)?.getattr(self.inner.dtype().name())
+    }
+
+    #[getter]
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.inner.ndim()
+    }
+
+    /// Storage type; ferrograd arrays are always dense.
+    #[getter]
+    fn stype(&self) -> &'static str {
+        "default"
+    }
+
+    #[getter]
+    fn context<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("ferrograd.context")?.getattr("cpu")?.call0()
+    }
+
+    #[getter]
+    fn ctx<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.context(py)
+    }
+
+    /// Transpose (a copy, as in MXNet).
+    #[getter(T)]
+    fn t(&self, py: Python<'_>) -> PyResult<PyNDArray> {
+        let x = self.inner.clone();
+        Ok(PyNDArray::new(enter(py, false, || x.transpose(&[]))?))
+    }
+
+    #[pyo3(signature = (*shape, reverse=false, **kwargs))]
+    fn reshape(
+        &self,
+        py: Python<'_>,
+        shape: &Bound<'_, PyTuple>,
+        reverse: bool,
+        kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<PyNDArray> {
+        let kw = match kwargs {
+            Some(d) => d.get_item("shape")?,
+            None => None,
+        };
+        let spec = shape_args(shape, kw.as_ref())?;
+        let op = ferrograd::ops::shape::Reshape { spec, reverse };
+        Ok(PyNDArray::new(run_op(py, &op, std::slice::from_ref(&self.inner))?))
+    }
+
+    #[pyo3(signature = (*axes, **kwargs))]
+    fn transpose(
+        &self,
+        py: Python<'_>,
+        axes: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<PyNDArray> {
+        let kw = match kwargs {
+            Some(d) => d.get_item("axes")?,
+            None => None,
+        };
+        let axes = if axes.is_empty() && kw.is_none() { vec![] } else { shape_args(axes, kw.as_ref())? };
+        let x = self.inner.clone();
+        Ok(PyNDArray::new(enter(py, false, || x.transpose(&axes))?))
+    }
+
+    fn expand_dims(&self, py: Python<'_>, axis: i64) -> PyResult<PyNDArray> {
+        let x = self.inner.clone();
+        Ok(PyNDArray::new(enter(py, false, || x.expand_dims(axis))?))
+    }
+
+    #[pyo3(signature = (axis=None))]
+    fn squeeze(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyNDArray> {
+        let axes: Option<Vec<i64>> = match axis {
+            None => None,
+            Some(a) => Some(a.extract::<Vec<i64>>().or_else(|_| a.extract::<i64>().map(|v| vec![v]))?),
+        };
+        let op = ferrograd::ops::shape_extra::Squeeze { axis: axes };
+        Ok(PyNDArray::new(run_op(py, &op, std::slice::from_ref(&self.inner))?))
+    }
+
+    /// Collapses all axes but the first (`(n, rest)`).
+    fn flatten(&self, py: Python<'_>) -> PyResult<PyNDArray> {
+        let op = ferrograd::ops::shape::Reshape { spec: vec![0, -1], reverse: false };
+        let x = if self.inner.ndim() == 0 { self.inner.reshape(&[1]).py_err(py)? } else { self.inner.clone() };
+        Ok(PyNDArray::new(run_op(py, &op, &[x])?))
+    }
+
+    /// A copy converted to `dtype` (MXNet: always a copy unless `copy=False` and same dtype).
+    #[pyo3(signature = (dtype, copy=true))]
+    fn astype(slf: &Bound<'_, Self>, dtype: &Bound<'_, PyAny>, copy: bool) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let dt = convert::dtype_from_py(dtype)?;
+        let x = slf.borrow().inner.clone();
+        if !copy && dt == x.dtype() {
+            return Ok(slf.clone().into_any().unbind());
+        }
+        let r = enter(py, is_heavy(x.size()), || Ok(x.astype(dt)))?;
+        Py::new(py, PyNDArray::new(r))?.into_py_any(py)
+    }
+
+    fn copy(&self, py: Python<'_>) -> PyResult<PyNDArray> {
+        let x = self.inner.clone();
+        Ok(PyNDArray::new(enter(py, is_heavy(x.size()), || Ok(x.copy()))?))
+    }
+
+    /// Copies into `other` (an NDArray of the same shape) or to a context; returns the target.
+    fn copyto(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Ok(t) = other.cast::<PyNDArray>() {
+            let src = self.inner.clone();
+            {
+                let mut dst = t.borrow_mut();
+                if dst.inner.shape() != src.shape() {
+                    return Err(crate::errors::to_py(
+                        py,
+                        Error::Shape(format!(
+                            "copyto: source shape {} does not match target shape {}",
+                            ferrograd::error::fmt_shape(src.shape()),
+                            ferrograd::error::fmt_shape(dst.inner.shape())
+                        )),
+                    ));
+                }
+                let target = &mut dst.inner;
+                enter(py, is_heavy(src.size()), || target.assign_from(&src))?;
+            }
+            return Ok(t.clone().into_any().unbind());
+        }
+        self.as_in_context(py, other)
+    }
+
+    /// Returns the array on `ctx` (CPU only: a copy unless it is already there, as in MXNet).
+    fn as_in_context(&self, py: Python<'_>, ctx: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        py.import("ferrograd.context")?.getattr("_check_context")?.call1((ctx,))?;
+        Py::new(py, PyNDArray::new(self.inner.clone()))?.into_py_any(py)
+    }
+
+    /// A private, writable NumPy copy (MXNet semantics).
+    fn asnumpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_numpy_copy(py, &self.inner)
+    }
+
+    /// The value of a one-element array as a NumPy scalar.
+    fn asscalar<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if self.inner.size() != 1 {
+            return Err(PyValueError::new_err("The current array is not a scalar"));
+        }
+        convert::to_numpy_copy(py, &self.inner)?.call_method1("reshape", (-1,))?.get_item(0)
+    }
+
+    /// The value of a one-element array as a Python number.
+    fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if self.inner.size() != 1 {
+            return Err(PyValueError::new_err("can only convert an array of size 1 to a Python scalar"));
+        }
+        convert::to_numpy_copy(py, &self.inner)?.call_method0("item")
+    }
+
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_numpy_copy(py, &self.inner)?.call_method0("tolist")
+    }
+
+    /// No-op: execution is synchronous.
+    fn wait_to_read(&self) {}
+
+    /// No-op: execution is synchronous.
+    fn wait_to_write(&self) {}
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.inner.shape().first().copied().ok_or_else(|| PyTypeError::new_err("len() of unsized object"))
+    }
+
+    fn __bool__(&self) -> PyResult<bool> {
+        match self.inner.size() {
+            0 => Ok(false),
+            1 => Ok(self.inner.to_f64_vec()[0] != 0.0),
+            _ => Err(PyValueError::new_err("The truth value of an NDArray with multiple elements is ambiguous.")),
+        }
+    }
+
+    fn __float__(&self) -> PyResult<f64> {
+        if self.inner.size() != 1 {
+            return Err(PyTypeError::new_err("only one-element arrays can be converted to Python scalars"));
+        }
+        Ok(self.inner.to_f64_vec()[0])
+    }
+
+    fn __int__(&self) -> PyResult<i64> {
+        Ok(self.__float__()? as i64)
+    }
+
+    fn __index__(&self) -> PyResult<i64> {
+        if self.inner.dtype().is_float() {
+            return Err(PyTypeError::new_err("only integer arrays with one element can be converted to an index"));
+        }
+        self.__int__()
+    }
+
+    fn __hash__(slf: &Bound<'_, Self>) -> isize {
+        slf.as_ptr() as isize
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let np_str = convert::to_numpy_copy(py, &self.inner)?.str()?.to_string();
+        let shape = self.inner.shape().iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+        Ok(format!("\n{np_str}\n<NDArray {shape} @cpu(0)>"))
+    }
+
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        self.__repr__(py)
+    }
+
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyNDArray> {
+        Ok(PyNDArray::new(crate::indexing::getitem(py, &self.inner, key)?))
+    }
+
+    fn __setitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        crate::indexing::setitem(slf, key, value)
+    }
+
+    fn __neg__(&self, py: Python<'_>) -> PyResult<PyNDArray> {
+        unary(py, &self.inner, UnaryKind::Negative)
+    }
+
+    fn __pos__(&self) -> PyNDArray {
+        PyNDArray::new(self.inner.clone())
+    }
+
+    fn __abs__(&self, py: Python<'_>) -> PyResult<PyNDArray> {
+        unary(py, &self.inner, UnaryKind::Abs)
+    }
+
+    fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Add, false)?)
+    }
+    fn __radd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Add, true)?)
+    }
+    fn __sub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Sub, false)?)
+    }
+    fn __rsub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Sub, true)?)
+    }
+    fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Mul, false)?)
+    }
+    fn __rmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Mul, true)?)
+    }
+    fn __truediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Div, false)?)
+    }
+    fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Div, true)?)
+    }
+    fn __floordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::FloorDiv, false)?)
+    }
+    fn __rfloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::FloorDiv, true)?)
+    }
+    fn __mod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Mod, false)?)
+    }
+    fn __rmod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Mod, true)?)
+    }
+    fn __pow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Pow, false)?)
+    }
+    fn __rpow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Pow, true)?)
+    }
+    fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let Some(Operand::Array(b)) = operand(o)? else { return not_impl(py) };
+        let op = Dot { transpose_a: false, transpose_b: false, batch: false };
+        wrap_any(py, Some(run_op(py, &op, &[self.inner.clone(), b])?))
+    }
+    fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let Some(Operand::Array(a)) = operand(o)? else { return not_impl(py) };
+        let op = Dot { transpose_a: false, transpose_b: false, batch: false };
+        wrap_any(py, Some(run_op(py, &op, &[a, self.inner.clone()])?))
+    }
+
+    fn __iadd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, BinaryKind::Add)
+    }
+    fn __isub__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, BinaryKind::Sub)
+    }
+    fn __imul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, BinaryKind::Mul)
+    }
+    fn __itruediv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, BinaryKind::Div)
+    }
+    fn __ifloordiv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, BinaryKind::FloorDiv)
+    }
+    fn __imod__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, BinaryKind::Mod)
+    }
+    fn __ipow__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        inplace(slf, o, BinaryKind::Pow)
+    }
+
+    fn __richcmp__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, op: pyo3::basic::CompareOp) -> PyResult<Py<PyAny>> {
+        use pyo3::basic::CompareOp::*;
+        let kind = match op {
+            Lt => BinaryKind::Lt,
+            Le => BinaryKind::Le,
+            Eq => BinaryKind::Eq,
+            Ne => BinaryKind::Ne,
+            Gt => BinaryKind::Gt,
+            Ge => BinaryKind::Ge,
+        };
+        wrap_any(py, arith(py, &self.inner, o, kind, false)?)
+    }
+
+    /// Pickling support: (dtype name, shape, bytes).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let arr = convert::to_numpy_copy(py, &slf.borrow().inner)?;
+        let f = py.import("ferrograd.ndarray")?.getattr("array")?;
+        let dtype = slf.borrow().inner.dtype().name();
+        (f, (arr, py.None(), dtype)).into_bound_py_any(py)
+    }
+
+    #[classattr]
+    fn __array_priority__() -> f64 {
+        1000.0
+    }
+
+    /// Class method hook so `type(x)` can be tested against `mx.nd.NDArray` in Python.
+    #[classmethod]
+    fn _native(_cls: &Bound<'_, PyType>) -> bool {
+        true
+    }
+}

@@ -1,0 +1,144 @@
+//! Copies, casts and element extraction.
+
+use ferrograd_kernels::element::alloc_output;
+use ferrograd_kernels::par::Cost;
+use ferrograd_kernels::unary_binary::unary;
+use ferrograd_kernels::{Element, Layout};
+
+use super::NDArray;
+use crate::buffer::Buffer;
+use crate::dtype::{DType, DTypeElem};
+use crate::error::{Error, Result};
+use crate::{match_buffer, with_dtype};
+
+/// Converts the elements of a view into a fresh contiguous buffer of `dtype`.
+pub(crate) fn cast_copy(buf: &Buffer, layout: &Layout, dtype: DType) -> Buffer {
+    let n = layout.numel();
+    match_buffer!(buf, m => {
+        let src = m.as_slice();
+        with_dtype!(dtype, D => {
+            let mut out = alloc_output::<D>(n);
+            if buf.dtype() == dtype {
+                // Same type: a plain copy, exact for every value (no round trip through f64).
+                copy_same(src, layout, &mut out);
+            } else {
+                unary(src, layout, &mut out, Cost::Light, |x| D::from_f64(x.to_f64()));
+            }
+            Buffer::from_vec(out)
+        })
+    })
+}
+
+fn copy_same<S: Element, D: Element>(src: &[S], layout: &Layout, out: &mut [D]) {
+    // Only called when S == D; the transmute-free way is a cast through the element's own bits.
+    // SAFETY: the caller checked that both buffers have the same dtype, so S and D are the same
+    // type and the slices have identical layout in memory.
+    let src: &[D] = unsafe { std::slice::from_raw_parts(src.as_ptr() as *const D, src.len()) };
+    unary(src, layout, out, Cost::Light, |x| x);
+}
+
+impl NDArray {
+    /// A private contiguous copy (never shares storage).
+    pub fn to_contiguous_copy(&self) -> NDArray {
+        let buf = self.snapshot();
+        NDArray::from_buffer(cast_copy(&buf, &self.layout, self.dtype), &self.layout.shape)
+            .expect("cast_copy yields numel elements") // ok: the kernel writes exactly numel
+    }
+
+    /// `self` if its layout is contiguous, else a contiguous copy.
+    pub fn to_contiguous(&self) -> NDArray {
+        if self.layout.is_contiguous() {
+            self.clone()
+        } else {
+            self.to_contiguous_copy()
+        }
+    }
+
+    /// MXNet `copy()`: a new array with its own storage.
+    pub fn copy(&self) -> NDArray {
+        self.to_contiguous_copy()
+    }
+
+    /// MXNet `astype(dtype)`: a converted copy (a copy even when the dtype is unchanged).
+    pub fn astype(&self, dtype: DType) -> NDArray {
+        let buf = self.snapshot();
+        NDArray::from_buffer(cast_copy(&buf, &self.layout, dtype), &self.layout.shape)
+            .expect("cast_copy yields numel elements") // ok: the kernel writes exactly numel
+    }
+
+    /// The elements in row-major order; `T` must be the array's element type.
+    pub fn to_vec<T: DTypeElem>(&self) -> Result<Vec<T>> {
+        if T::DTYPE != self.dtype {
+            return Err(Error::DType(format!("to_vec: array has dtype {}, not {}", self.dtype, T::DTYPE)));
+        }
+        let buf = self.snapshot();
+        let out = cast_copy(&buf, &self.layout, self.dtype);
+        Ok(out.slice::<T>().map(<[T]>::to_vec).unwrap_or_default())
+    }
+
+    /// The elements converted to f64, in row-major order (for tests and printing).
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        let buf = self.snapshot();
+        let out = cast_copy(&buf, &self.layout, DType::F64);
+        out.slice::<f64>().map(<[f64]>::to_vec).unwrap_or_default()
+    }
+
+    /// The single element of a one-element array, as f64.
+    pub fn item_f64(&self) -> Result<f64> {
+        if self.size() != 1 {
+            return Err(Error::Value("The current array is not a scalar".into()));
+        }
+        Ok(self.to_f64_vec()[0])
+    }
+}
+
+impl NDArray {
+    /// Writes `src` (broadcast to this array's shape, converted to its dtype) into this array's
+    /// elements, through its layout: writes through a view reach the viewed array.
+    pub fn assign_from(&mut self, src: &NDArray) -> Result<()> {
+        let shape = self.shape().to_vec();
+        let sl = src.layout().broadcast_to(&shape).ok_or_else(|| {
+            Error::Shape(format!(
+                "assignment: cannot broadcast value of shape {} to {}",
+                crate::error::fmt_shape(src.shape()),
+                crate::error::fmt_shape(&shape)
+            ))
+        })?;
+        let dtype = self.dtype;
+        // Same dtype: copy the source's snapshot (safe even when it aliases this array).
+        let src_buf = if src.dtype() == dtype {
+            src.snapshot()
+        } else {
+            std::sync::Arc::new(cast_copy(&src.snapshot(), &sl, dtype))
+        };
+        let sl = if src.dtype() == dtype { sl } else { Layout::contiguous(&shape) };
+        self.write(|buf, dl| {
+            with_dtype!(dtype, T => {
+                let s = src_buf.slice::<T>().unwrap_or_default();
+                if let Some(d) = buf.slice_mut::<T>() {
+                    ferrograd_kernels::unary_binary::assign(d, dl, s, &sl, |_, v| v);
+                }
+            })
+        });
+        Ok(())
+    }
+
+    /// Sets every element of this array (through its layout) to `value`.
+    pub fn fill_scalar(&mut self, value: f64) {
+        let dtype = self.dtype;
+        let v = NDArray::full(&[], dtype, value);
+        let _ = self.assign_from(&v); // ok: a 0-d value always broadcasts
+    }
+
+    /// `self[args] = src`: writes into the indexed region of this array's own storage.
+    pub fn assign_index(&mut self, args: &[super::SliceArg], src: &NDArray) -> Result<()> {
+        let layout = self.slice_layout(args)?;
+        let mut region = self.with_layout(layout);
+        region.assign_from(src)?;
+        if !region.shares_storage(self) {
+            // The region had to be materialised (never happens for basic indexing of a dense array).
+            return Err(Error::Runtime("assignment: target is a broadcast view and cannot be written".into()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,221 @@
+//! `NDArray`: a cheap handle (an `Arc` to a storage cell, a layout, a dtype).
+//!
+//! # Aliasing rule (copy-on-write snapshots)
+//! A [`Cell`] holds an `Arc<Buffer>`. Views of one array share the cell, so a write through a view
+//! is seen by the array. A *snapshot* (a tensor saved for backward, a zero-copy export to NumPy or
+//! DLPack, a lazy copy such as a transpose) clones the `Arc<Buffer>`. Every write first makes the
+//! cell's buffer unique (`Arc::make_mut`): if a snapshot shares it, the buffer is copied into the
+//! cell first. In-place updates therefore never corrupt saved tensors or exported arrays, and an
+//! unshared buffer is written in place at no cost.
+
+mod convert;
+pub mod view;
+
+use std::sync::Arc;
+
+use ferrograd_kernels::element::alloc_output;
+use ferrograd_kernels::layout::Dims;
+use ferrograd_kernels::Layout;
+use parking_lot::Mutex;
+
+use crate::buffer::Buffer;
+use crate::dtype::{DType, DTypeElem};
+use crate::error::{fmt_shape, Error, Result};
+use crate::with_dtype;
+
+pub use view::SliceArg;
+
+/// The shared storage of an array and all its views.
+pub struct Cell {
+    buf: Mutex<Arc<Buffer>>,
+}
+
+/// Shape and dtype, everything shape/type inference needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Meta {
+    pub shape: Dims,
+    pub dtype: DType,
+}
+
+impl Meta {
+    pub fn new(shape: &[usize], dtype: DType) -> Meta {
+        Meta { shape: shape.into(), dtype }
+    }
+}
+
+/// An n-dimensional array on the CPU.
+#[derive(Clone)]
+pub struct NDArray {
+    cell: Arc<Cell>,
+    layout: Layout,
+    dtype: DType,
+}
+
+impl std::fmt::Debug for NDArray {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "NDArray({} {}, {:?})", fmt_shape(self.shape()), self.dtype, self.to_f64_vec())
+    }
+}
+
+fn check_len(len: usize, shape: &[usize]) -> Result<()> {
+    let n: usize = shape.iter().product();
+    if n != len {
+        return Err(Error::Shape(format!(
+            "array: {len} elements cannot form an array of shape {} ({n} elements)",
+            fmt_shape(shape)
+        )));
+    }
+    Ok(())
+}
+
+impl NDArray {
+    /// Wraps a buffer as a contiguous array of `shape`.
+    pub fn from_buffer(buf: Buffer, shape: &[usize]) -> Result<NDArray> {
+        check_len(buf.len(), shape)?;
+        let dtype = buf.dtype();
+        Ok(NDArray {
+            cell: Arc::new(Cell { buf: Mutex::new(Arc::new(buf)) }),
+            layout: Layout::contiguous(shape),
+            dtype,
+        })
+    }
+
+    pub fn from_vec<T: DTypeElem>(v: Vec<T>, shape: &[usize]) -> Result<NDArray> {
+        NDArray::from_buffer(Buffer::from_vec(v), shape)
+    }
+
+    /// A 0-d array.
+    pub fn scalar<T: DTypeElem>(v: T) -> NDArray {
+        NDArray::from_buffer(Buffer::from_vec(vec![v]), &[]).expect("1 element fits shape ()")
+        // ok: 1 == 1
+    }
+
+    /// An array whose contents the caller overwrites completely (op outputs).
+    pub(crate) fn uninit(shape: &[usize], dtype: DType) -> NDArray {
+        let n = shape.iter().product();
+        let buf = with_dtype!(dtype, T => Buffer::from_vec(alloc_output::<T>(n)));
+        NDArray { cell: Arc::new(Cell { buf: Mutex::new(Arc::new(buf)) }), layout: Layout::contiguous(shape), dtype }
+    }
+
+    pub fn full(shape: &[usize], dtype: DType, value: f64) -> NDArray {
+        let n = shape.iter().product();
+        let buf =
+            with_dtype!(dtype, T => Buffer::from_vec(vec![<T as ferrograd_kernels::Element>::from_f64(value); n]));
+        NDArray { cell: Arc::new(Cell { buf: Mutex::new(Arc::new(buf)) }), layout: Layout::contiguous(shape), dtype }
+    }
+
+    pub fn zeros(shape: &[usize], dtype: DType) -> NDArray {
+        NDArray::full(shape, dtype, 0.0)
+    }
+
+    pub fn ones(shape: &[usize], dtype: DType) -> NDArray {
+        NDArray::full(shape, dtype, 1.0)
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.layout.shape
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    pub fn meta(&self) -> Meta {
+        Meta { shape: self.layout.shape.clone(), dtype: self.dtype }
+    }
+
+    pub fn size(&self) -> usize {
+        self.layout.numel()
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.layout.ndim()
+    }
+
+    /// A snapshot of the current buffer: later writes to this array never change it.
+    pub fn snapshot(&self) -> Arc<Buffer> {
+        self.cell.buf.lock().clone()
+    }
+
+    /// Reads the elements as `(buffer slice, layout)`; `T` must be the array's element type.
+    pub fn read<T: DTypeElem, R>(&self, f: impl FnOnce(&[T], &Layout) -> R) -> Result<R> {
+        let buf = self.snapshot();
+        let s = buf
+            .slice::<T>()
+            .ok_or_else(|| Error::DType(format!("read: array has dtype {}, not {}", self.dtype, T::DTYPE)))?;
+        Ok(f(s, &self.layout))
+    }
+
+    /// Writes through this array's layout (copy-on-write if the buffer is shared with a
+    /// snapshot). A broadcast layout (one position seen several times) is first materialised
+    /// into a private contiguous buffer, since writing it in place would be ambiguous.
+    pub fn write<R>(&mut self, f: impl FnOnce(&mut Buffer, &Layout) -> R) -> R {
+        if has_repeated_positions(&self.layout) {
+            *self = self.to_contiguous_copy();
+        }
+        let mut guard = self.cell.buf.lock();
+        let buf = Arc::make_mut(&mut guard);
+        f(buf, &self.layout)
+    }
+
+    /// Typed contiguous write access for freshly allocated outputs.
+    pub(crate) fn write_out<T: DTypeElem, R>(&mut self, f: impl FnOnce(&mut [T]) -> R) -> Result<R> {
+        let (dtype, range) = (self.dtype, self.layout.contiguous_range());
+        self.write(|buf, _| {
+            let r = range.ok_or_else(|| Error::Runtime("internal: op output is not contiguous".into()))?;
+            let s = buf.slice_mut::<T>().ok_or_else(|| {
+                Error::DType(format!("internal: output has dtype {dtype}, kernel wrote {}", T::DTYPE))
+            })?;
+            Ok(f(&mut s[r]))
+        })
+    }
+
+    /// True when both arrays share one storage cell (writes through one are seen by the other).
+    pub fn shares_storage(&self, other: &NDArray) -> bool {
+        Arc::ptr_eq(&self.cell, &other.cell)
+    }
+
+    /// A view over the same cell with another layout (writes reach the original).
+    pub(crate) fn with_layout(&self, layout: Layout) -> NDArray {
+        NDArray { cell: self.cell.clone(), layout, dtype: self.dtype }
+    }
+
+    /// A lazy copy: a new cell sharing the current buffer (writes to either copy it first).
+    pub(crate) fn lazy_copy(&self, layout: Layout) -> NDArray {
+        let buf = self.snapshot();
+        NDArray { cell: Arc::new(Cell { buf: Mutex::new(buf) }), layout, dtype: self.dtype }
+    }
+
+    /// Builds an array over an existing snapshot (e.g. a buffer imported zero-copy).
+    pub fn from_shared(buf: Arc<Buffer>, layout: Layout) -> Result<NDArray> {
+        let (lo, hi) = layout.span();
+        if lo < 0 || hi as usize > buf.len().max(layout.offset) {
+            return Err(Error::Shape(format!(
+                "from_shared: layout {} with offset {} reaches outside a buffer of {} elements",
+                fmt_shape(&layout.shape),
+                layout.offset,
+                buf.len()
+            )));
+        }
+        let dtype = buf.dtype();
+        Ok(NDArray { cell: Arc::new(Cell { buf: Mutex::new(buf) }), layout, dtype })
+    }
+}
+
+/// True when some buffer position is reached by two different indices (a broadcast view).
+fn has_repeated_positions(l: &Layout) -> bool {
+    l.shape.iter().zip(&l.strides).any(|(&n, &s)| n > 1 && s == 0)
+}
+
+/// The number of elements of `shape`, checked against overflow.
+pub fn checked_numel(op: &str, shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n.checked_mul(8).is_some_and(|b| b <= isize::MAX as usize))
+        .ok_or_else(|| Error::Value(format!("{op}: shape {} is too large", fmt_shape(shape))))
+}

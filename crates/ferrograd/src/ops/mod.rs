@@ -1,0 +1,121 @@
+//! The operator registry: every op is one declarative definition.
+//!
+//! An op states its MXNet name, parameters (parsed from keyword arguments and from MXNet's string
+//! attributes alike, see [`Attrs`]), argument names, shape/dtype inference, a forward that writes
+//! into preallocated outputs, and a gradient rule written in ferrograd ops against the [`Grad`]
+//! builder. The builder is implemented eagerly (NDArrays, recorded under `create_graph`) and, later,
+//! symbolically, so the same rule serves the tape and the executor. Ops never import either.
+
+pub mod attrs;
+pub mod binary;
+pub mod grad;
+pub mod matmul;
+pub mod reduce;
+pub mod registry;
+pub mod shape;
+pub mod shape_extra;
+pub mod unary;
+
+use std::sync::Arc;
+
+pub use attrs::{AttrValue, Attrs};
+pub use grad::{unbroadcast, EagerGraph, Grad, GradGraph, Val};
+
+use crate::error::Result;
+use crate::ndarray::{Meta, NDArray};
+
+/// Per-call context: what the forward may depend on besides its inputs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ctx {
+    /// Training mode (Dropout, BatchNorm).
+    pub is_train: bool,
+}
+
+/// Which forward tensors the gradient rule reads (the tape saves only those).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Saves {
+    None,
+    Inputs,
+    Outputs,
+    InputsAndOutputs,
+}
+
+/// One operator with its parameters bound.
+pub trait Op: Send + Sync + std::fmt::Debug {
+    /// MXNet op name, used in symbol JSON and error messages.
+    fn name(&self) -> &'static str;
+    /// Argument names (`data`, `lhs`/`rhs`, ...), in input order.
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["data"]
+    }
+    fn num_outputs(&self) -> usize {
+        1
+    }
+    /// Explicitly set parameters as MXNet string attributes.
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    /// Output shapes and dtypes from input shapes and dtypes (no data needed).
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>>;
+    /// Computes the outputs, which arrive allocated (contiguous) with the inferred metas.
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()>;
+    /// For layout-only ops: the output as a view or lazy copy of the input, instead of `forward`.
+    fn view(&self, _inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        None
+    }
+    /// Whether the op has a gradient rule (integer-valued ops such as comparisons do not).
+    fn differentiable(&self) -> bool {
+        true
+    }
+    fn saves(&self) -> Saves {
+        Saves::InputsAndOutputs
+    }
+    /// Vector-Jacobian product: gradients w.r.t. each input (`None` = zero), possibly in a
+    /// broadcast shape (the caller unbroadcasts). `out_grads` has one entry per output.
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>>;
+}
+
+/// A shared, parameter-bound op.
+pub type OpRef = Arc<dyn Op>;
+
+/// Runs an op imperatively: views for layout ops, otherwise infer, allocate, forward.
+pub fn run(op: &dyn Op, ctx: &Ctx, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
+    if let Some(v) = op.view(inputs) {
+        return Ok(vec![v?]);
+    }
+    let metas: smallvec::SmallVec<[Meta; 3]> = inputs.iter().map(NDArray::meta).collect();
+    let out_metas = op.infer(&metas)?;
+    let mut outputs: Vec<NDArray> = out_metas.iter().map(|m| NDArray::uninit(&m.shape, m.dtype)).collect();
+    op.forward(ctx, inputs, &mut outputs)?;
+    Ok(outputs)
+}
+
+/// [`run`] for single-output ops.
+pub fn run1(op: &dyn Op, ctx: &Ctx, inputs: &[NDArray]) -> Result<NDArray> {
+    let mut outs = run(op, ctx, inputs)?;
+    Ok(outs.swap_remove(0))
+}
+
+/// Builds the op `name` from `(key, value)` parameters and runs it imperatively.
+pub fn call(name: &str, inputs: &[NDArray], params: &[(&str, AttrValue)]) -> Result<Vec<NDArray>> {
+    let mut attrs = Attrs::new(name);
+    for (k, v) in params {
+        attrs.items.push((k.to_string(), v.clone()));
+    }
+    let op = registry::create(name, &attrs)?;
+    check_arity(op.as_ref(), inputs.len())?;
+    run(op.as_ref(), &Ctx::default(), inputs)
+}
+
+/// Fails unless `n` inputs were given to an op with a fixed argument list.
+pub fn check_arity(op: &dyn Op, n: usize) -> Result<()> {
+    let want = op.arg_names().len();
+    if n != want {
+        return Err(crate::Error::Value(format!(
+            "{}: expected {want} input(s) ({}), got {n}",
+            op.name(),
+            op.arg_names().join(", ")
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,436 @@
+//! Layout ops (reshape with MXNet's special codes, transpose, axis insertion/removal, broadcast,
+//! basic slicing), casts, fills and copies. Layout ops return views or lazy copies, never moving
+//! data; their gradients are the inverse layout op (or a sum, for broadcasts).
+
+use ferrograd_kernels::unary_binary::assign;
+
+use super::attrs::fmt_tuple;
+use super::{AttrValue, Ctx, Grad, Op, Saves, Val};
+use crate::dtype::DType;
+use crate::error::{fmt_shape, Error, Result};
+use crate::ndarray::{Meta, NDArray, SliceArg};
+use crate::{match_buffer, with_dtype};
+
+/// Resolves MXNet reshape codes: 0 copy, -1 infer, -2 copy rest, -3 merge two, -4 split one.
+pub fn infer_reshape(src: &[usize], spec: &[i64], reverse: bool) -> Result<Vec<usize>> {
+    let err = |why: &str| {
+        Error::Shape(format!(
+            "Reshape: cannot reshape array of shape {} with shape={} ({why})",
+            fmt_shape(src),
+            fmt_tuple(spec)
+        ))
+    };
+    let (src_v, spec_v): (Vec<usize>, Vec<i64>) = if reverse {
+        (src.iter().rev().copied().collect(), spec.iter().rev().copied().collect())
+    } else {
+        (src.to_vec(), spec.to_vec())
+    };
+    let mut out: Vec<i64> = Vec::new();
+    let (mut i, mut j) = (0usize, 0usize); // i: position in src, j: in spec
+    let mut infer_at: Option<usize> = None;
+    while j < spec_v.len() {
+        match spec_v[j] {
+            0 => {
+                let d = *src_v.get(i).ok_or_else(|| err("code 0 has no matching input axis"))?;
+                out.push(d as i64);
+                i += 1;
+            }
+            -1 => {
+                if infer_at.replace(out.len()).is_some() {
+                    return Err(err("more than one -1"));
+                }
+                out.push(-1);
+                i += 1;
+            }
+            -2 => {
+                out.extend(src_v.get(i..).unwrap_or(&[]).iter().map(|&d| d as i64));
+                i = src_v.len();
+            }
+            -3 => {
+                let (a, b) = (src_v.get(i), src_v.get(i + 1));
+                let (a, b) = a.zip(b).ok_or_else(|| err("code -3 needs two input axes"))?;
+                out.push((a * b) as i64);
+                i += 2;
+            }
+            -4 => {
+                let d = *src_v.get(i).ok_or_else(|| err("code -4 has no matching input axis"))? as i64;
+                let (p, q) = (spec_v.get(j + 1).copied(), spec_v.get(j + 2).copied());
+                let (mut p, mut q) = p.zip(q).ok_or_else(|| err("code -4 needs two following values"))?;
+                if p == -1 && q > 0 && d % q == 0 {
+                    p = d / q;
+                } else if q == -1 && p > 0 && d % p == 0 {
+                    q = d / p;
+                }
+                if p <= 0 || q <= 0 || p * q != d {
+                    return Err(err("code -4 split does not match the axis"));
+                }
+                out.extend([p, q]);
+                i += 1;
+                j += 2;
+            }
+            d if d > 0 => {
+                out.push(d);
+                i += 1;
+            }
+            _ => return Err(err("invalid code")),
+        }
+        j += 1;
+    }
+    let total: usize = src.iter().product();
+    if let Some(k) = infer_at {
+        let known: i64 = out.iter().enumerate().filter(|&(n, _)| n != k).map(|(_, &d)| d).product();
+        if known == 0 || total as i64 % known != 0 {
+            return Err(err("-1 cannot be inferred"));
+        }
+        out[k] = total as i64 / known;
+    }
+    let mut shape: Vec<usize> = out.into_iter().map(|d| d as usize).collect();
+    if reverse {
+        shape.reverse();
+    }
+    if shape.iter().product::<usize>() != total {
+        return Err(err(&format!("{} elements cannot take shape {}", total, fmt_shape(&shape))));
+    }
+    Ok(shape)
+}
+
+/// `Reshape` / `reshape` (view).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reshape {
+    pub spec: Vec<i64>,
+    pub reverse: bool,
+}
+
+impl Reshape {
+    pub fn to(shape: &[usize]) -> Reshape {
+        Reshape { spec: shape.iter().map(|&d| d as i64).collect(), reverse: false }
+    }
+}
+
+impl Op for Reshape {
+    fn name(&self) -> &'static str {
+        "Reshape"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![("shape", fmt_tuple(&self.spec))];
+        if self.reverse {
+            v.push(("reverse", "True".into()));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![Meta::new(&infer_reshape(&inputs[0].shape, &self.spec, self.reverse)?, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0] = inputs[0].reshape(outputs[0].shape())?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(infer_reshape(inputs[0].shape(), &self.spec, self.reverse).and_then(|s| inputs[0].reshape(&s)))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let s = g.shape(inputs[0]);
+        Ok(vec![Some(g.reshape(og[0], &s)?)])
+    }
+}
+
+/// `transpose(axes)`; empty axes reverse the axis order (lazy copy).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transpose {
+    pub axes: Vec<i64>,
+}
+
+impl Op for Transpose {
+    fn name(&self) -> &'static str {
+        "transpose"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        if self.axes.is_empty() {
+            vec![]
+        } else {
+            vec![("axes", fmt_tuple(&self.axes))]
+        }
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let probe = NDArray::zeros(&vec![0; inputs[0].shape.len()], inputs[0].dtype).transpose(&self.axes)?;
+        let perm: Vec<usize> = if self.axes.is_empty() {
+            (0..inputs[0].shape.len()).rev().collect()
+        } else {
+            let nd = inputs[0].shape.len() as i64;
+            self.axes.iter().map(|&a| if a < 0 { (a + nd) as usize } else { a as usize }).collect()
+        };
+        let _ = probe;
+        Ok(vec![Meta::new(&perm.iter().map(|&p| inputs[0].shape[p]).collect::<Vec<_>>(), inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0] = inputs[0].transpose(&self.axes)?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(inputs[0].transpose(&self.axes))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let nd = g.shape(inputs[0]).len();
+        let inv = if self.axes.is_empty() {
+            vec![]
+        } else {
+            let mut inv = vec![0i64; nd];
+            for (i, &a) in self.axes.iter().enumerate() {
+                let a = if a < 0 { a + nd as i64 } else { a };
+                inv[a as usize] = i as i64;
+            }
+            inv
+        };
+        Ok(vec![Some(g.transpose(og[0], inv)?)])
+    }
+}
+
+/// `broadcast_to(shape)` (lazy copy); 0 in `shape` keeps the input's size (MXNet).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BroadcastTo {
+    pub shape: Vec<usize>,
+}
+
+impl BroadcastTo {
+    fn target(&self, src: &[usize]) -> Vec<usize> {
+        let lead = self.shape.len().saturating_sub(src.len());
+        self.shape.iter().enumerate().map(|(i, &d)| if d == 0 && i >= lead { src[i - lead] } else { d }).collect()
+    }
+}
+
+impl Op for BroadcastTo {
+    fn name(&self) -> &'static str {
+        "broadcast_to"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("shape", fmt_tuple(&self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>()))]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let t = self.target(&inputs[0].shape);
+        NDArray::zeros(&inputs[0].shape.iter().map(|_| 1).collect::<Vec<_>>(), DType::Bool);
+        if inputs[0].shape.len() > t.len()
+            || inputs[0].shape.iter().rev().zip(t.iter().rev()).any(|(&a, &b)| a != b && a != 1)
+        {
+            return Err(Error::Shape(format!(
+                "broadcast_to: cannot broadcast shape {} to {}",
+                fmt_shape(&inputs[0].shape),
+                fmt_shape(&t)
+            )));
+        }
+        Ok(vec![Meta::new(&t, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0] = inputs[0].broadcast_to(outputs[0].shape())?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(inputs[0].broadcast_to(&self.target(inputs[0].shape())))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        // The caller's unbroadcast sums the output-shaped gradient back to the input shape.
+        Ok(vec![Some(og[0])])
+    }
+}
+
+/// `Cast(dtype)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cast {
+    pub dtype: DType,
+}
+
+impl Op for Cast {
+    fn name(&self) -> &'static str {
+        "Cast"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("dtype", self.dtype.name().to_string())]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![Meta::new(&inputs[0].shape, self.dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0] = inputs[0].astype(self.dtype);
+        Ok(())
+    }
+    fn differentiable(&self) -> bool {
+        self.dtype.is_float()
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let dt = g.meta(inputs[0]).dtype;
+        if !dt.is_float() {
+            return Ok(vec![None]);
+        }
+        Ok(vec![Some(g.cast(og[0], dt)?)])
+    }
+}
+
+/// An array shaped like the input filled with `value` (`zeros_like`, `ones_like`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fill {
+    pub value: f64,
+}
+
+impl Op for Fill {
+    fn name(&self) -> &'static str {
+        if self.value == 0.0 {
+            "zeros_like"
+        } else if self.value == 1.0 {
+            "ones_like"
+        } else {
+            "_full_like"
+        }
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        if self.value == 0.0 || self.value == 1.0 {
+            vec![]
+        } else {
+            vec![("fill_value", AttrValue::Float(self.value).to_mx_string())]
+        }
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0] = NDArray::full(inputs[0].shape(), inputs[0].dtype(), self.value);
+        Ok(())
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _i: &[Val], _o: &[Val], _og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![None])
+    }
+}
+
+/// `_copy` / `identity`: a fresh copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Identity;
+
+impl Op for Identity {
+    fn name(&self) -> &'static str {
+        "_copy"
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0] = inputs[0].copy();
+        Ok(())
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![Some(og[0])])
+    }
+}
+
+/// Basic indexing (`x[1:3, ::2, None, 0]`): a view when contiguous, else a lazy copy. MXNet's
+/// `slice`, `slice_axis` and integer indexing are expressed with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BasicIndex {
+    pub args: Vec<SliceArg>,
+}
+
+fn args_attr(args: &[SliceArg]) -> String {
+    let parts: Vec<String> = args
+        .iter()
+        .map(|a| match *a {
+            SliceArg::Index(i) => i.to_string(),
+            SliceArg::NewAxis => "None".into(),
+            SliceArg::Range { start, stop, step } => {
+                let f = |v: Option<i64>| v.map_or(String::new(), |x| x.to_string());
+                format!("{}:{}:{}", f(start), f(stop), step)
+            }
+        })
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
+impl Op for BasicIndex {
+    fn name(&self) -> &'static str {
+        "_basic_index"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("key", args_attr(&self.args))]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        // Shape inference by slicing an empty-strided probe: layout math only, no data.
+        let probe = NDArray::zeros(&[], inputs[0].dtype).broadcast_to(&inputs[0].shape)?;
+        let v = probe.slice(&self.args)?;
+        Ok(vec![Meta::new(v.shape(), inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0] = inputs[0].slice(&self.args)?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(inputs[0].slice(&self.args))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let shape = g.shape(inputs[0]);
+        Ok(vec![Some(g.apply1(BasicIndexGrad { args: self.args.clone(), shape }, &[og[0]])?)])
+    }
+}
+
+/// The gradient of [`BasicIndex`]: zeros of the source shape with the indexed region set to the
+/// incoming gradient. Its own gradient is the indexing again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BasicIndexGrad {
+    pub args: Vec<SliceArg>,
+    pub shape: Vec<usize>,
+}
+
+impl Op for BasicIndexGrad {
+    fn name(&self) -> &'static str {
+        "_backward_basic_index"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("key", args_attr(&self.args)),
+            ("shape", fmt_tuple(&self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>())),
+        ]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![Meta::new(&self.shape, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let mut out = NDArray::zeros(&self.shape, inputs[0].dtype());
+        let region = out.slice(&self.args)?;
+        let dl = region.layout().clone();
+        let src = inputs[0].snapshot();
+        let sl = inputs[0].layout().clone();
+        out.write(|buf, _| {
+            match_buffer!(buf, m => {
+                let d = m.as_mut_slice();
+                with_dtype!(inputs[0].dtype(), S => {
+                    let s = src.slice::<S>().unwrap_or_default();
+                    assign(d, &dl, s, &sl, |_, v| ferrograd_kernels::Element::from_f64(ferrograd_kernels::Element::to_f64(v)));
+                })
+            })
+        });
+        outputs[0] = out;
+        Ok(())
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![Some(g.apply1(BasicIndex { args: self.args.clone() }, &[og[0]])?)])
+    }
+}

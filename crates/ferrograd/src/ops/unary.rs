@@ -1,0 +1,320 @@
+//! Elementwise unary math.
+//!
+//! Float kernels run natively in f32/f64 (f32 `exp`, `log`, `tanh`, `sigmoid` vectorised through
+//! `ferrograd_kernels::vmath`); float16 computes in f32; integer inputs compute in f64 and keep
+//! their dtype (MXNet's legacy rule). Gradients are written in ferrograd ops.
+
+use ferrograd_kernels::par::Cost;
+use ferrograd_kernels::unary_binary::unary;
+use ferrograd_kernels::vmath;
+use ferrograd_kernels::Element;
+
+use super::binary::BinaryKind;
+use super::{Ctx, Grad, Op, Saves, Val};
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::ndarray::{Meta, NDArray};
+use crate::with_dtype;
+
+macro_rules! unary_kinds {
+    ($($v:ident => $name:literal),* $(,)?) => {
+        /// Which unary function.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum UnaryKind { $($v),* }
+        impl UnaryKind {
+            pub const ALL: &'static [UnaryKind] = &[$(UnaryKind::$v),*];
+            /// MXNet op name.
+            pub fn name(self) -> &'static str {
+                match self { $(UnaryKind::$v => $name),* }
+            }
+        }
+    };
+}
+
+unary_kinds! {
+    Negative => "negative", Abs => "abs", Sign => "sign", Square => "square", Sqrt => "sqrt",
+    Rsqrt => "rsqrt", Cbrt => "cbrt", Reciprocal => "reciprocal", Exp => "exp", Expm1 => "expm1",
+    Log => "log", Log2 => "log2", Log10 => "log10", Log1p => "log1p", Sin => "sin", Cos => "cos",
+    Tan => "tan", Arcsin => "arcsin", Arccos => "arccos", Arctan => "arctan", Sinh => "sinh",
+    Cosh => "cosh", Tanh => "tanh", Arcsinh => "arcsinh", Arccosh => "arccosh",
+    Arctanh => "arctanh", Sigmoid => "sigmoid", Relu => "relu", Softsign => "softsign",
+    Floor => "floor", Ceil => "ceil", Round => "round", Rint => "rint", Fix => "fix",
+    Trunc => "trunc", Degrees => "degrees", Radians => "radians", LogicalNot => "logical_not",
+    RecipNonzero => "_reciprocal_nonzero",
+}
+
+impl UnaryKind {
+    pub fn from_name(name: &str) -> Option<UnaryKind> {
+        UnaryKind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// Step-like functions whose derivative is zero almost everywhere.
+    fn is_piecewise_constant(self) -> bool {
+        use UnaryKind::*;
+        matches!(self, Sign | Floor | Ceil | Round | Rint | Fix | Trunc | LogicalNot)
+    }
+
+    /// The function on f64 (the reference for every dtype).
+    pub fn eval_f64(self, x: f64) -> f64 {
+        use UnaryKind::*;
+        match self {
+            Negative => -x,
+            Abs => x.abs(),
+            Sign => sign(x),
+            Square => x * x,
+            Sqrt => x.sqrt(),
+            Rsqrt => 1.0 / x.sqrt(),
+            Cbrt => x.cbrt(),
+            Reciprocal => 1.0 / x,
+            Exp => x.exp(),
+            Expm1 => x.exp_m1(),
+            Log => x.ln(),
+            Log2 => x.log2(),
+            Log10 => x.log10(),
+            Log1p => x.ln_1p(),
+            Sin => x.sin(),
+            Cos => x.cos(),
+            Tan => x.tan(),
+            Arcsin => x.asin(),
+            Arccos => x.acos(),
+            Arctan => x.atan(),
+            Sinh => x.sinh(),
+            Cosh => x.cosh(),
+            Tanh => x.tanh(),
+            Arcsinh => x.asinh(),
+            Arccosh => x.acosh(),
+            Arctanh => x.atanh(),
+            Sigmoid => 1.0 / (1.0 + (-x).exp()),
+            Relu => relu(x),
+            Softsign => x / (1.0 + x.abs()),
+            Floor => x.floor(),
+            Ceil => x.ceil(),
+            Round => x.round(),
+            Rint => rint(x),
+            Fix | Trunc => x.trunc(),
+            Degrees => x.to_degrees(),
+            Radians => x.to_radians(),
+            LogicalNot => f64::from(u8::from(x == 0.0)),
+            RecipNonzero => recip_nonzero(x),
+        }
+    }
+}
+
+#[inline(always)]
+fn sign(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        x // 0 stays 0 (and NaN stays NaN)
+    }
+}
+
+#[inline(always)]
+fn relu(x: f64) -> f64 {
+    // NaN propagates (NumPy's maximum(x, 0) semantics).
+    if x > 0.0 || x.is_nan() {
+        x
+    } else {
+        0.0
+    }
+}
+
+#[inline(always)]
+fn rint(x: f64) -> f64 {
+    let r = x.round();
+    if (x - x.trunc()).abs() == 0.5 {
+        2.0 * (x / 2.0).round()
+    } else {
+        r
+    }
+}
+
+#[inline(always)]
+fn recip_nonzero(x: f64) -> f64 {
+    if x == 0.0 {
+        0.0
+    } else {
+        1.0 / x
+    }
+}
+
+/// f32 kernels: vectorised where it matters, otherwise f32-native or via f64.
+fn forward_f32(kind: UnaryKind, src: &[f32], l: &ferrograd_kernels::Layout, out: &mut [f32]) {
+    use UnaryKind::*;
+    let (lt, hv) = (Cost::Light, Cost::Heavy);
+    match kind {
+        Negative => unary(src, l, out, lt, |x: f32| -x),
+        Abs => unary(src, l, out, lt, |x: f32| x.abs()),
+        Square => unary(src, l, out, lt, |x: f32| x * x),
+        Sqrt => unary(src, l, out, lt, |x: f32| x.sqrt()),
+        Rsqrt => unary(src, l, out, lt, |x: f32| 1.0 / x.sqrt()),
+        Reciprocal => unary(src, l, out, lt, |x: f32| 1.0 / x),
+        Exp => unary(src, l, out, hv, vmath::exp_f32),
+        Log => unary(src, l, out, hv, vmath::ln_f32),
+        Tanh => unary(src, l, out, hv, vmath::tanh_f32),
+        Sigmoid => unary(src, l, out, hv, vmath::sigmoid_f32),
+        Relu => unary(src, l, out, lt, |x: f32| if x > 0.0 || x.is_nan() { x } else { 0.0 }),
+        Softsign => unary(src, l, out, lt, |x: f32| x / (1.0 + x.abs())),
+        Floor => unary(src, l, out, lt, |x: f32| x.floor()),
+        Ceil => unary(src, l, out, lt, |x: f32| x.ceil()),
+        Trunc | Fix => unary(src, l, out, lt, |x: f32| x.trunc()),
+        k => unary(src, l, out, hv, move |x: f32| k.eval_f64(f64::from(x)) as f32),
+    }
+}
+
+fn forward_any<T: Element>(kind: UnaryKind, src: &[T], l: &ferrograd_kernels::Layout, out: &mut [T]) {
+    use UnaryKind::*;
+    match kind {
+        Negative => unary(src, l, out, Cost::Light, |x: T| T::from_f64(-x.to_f64())),
+        Square => unary(src, l, out, Cost::Light, |x: T| {
+            let v = x.to_f64();
+            T::from_f64(v * v)
+        }),
+        k => unary(src, l, out, Cost::Heavy, move |x: T| T::from_f64(k.eval_f64(x.to_f64()))),
+    }
+}
+
+/// An elementwise unary op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unary {
+    pub kind: UnaryKind,
+}
+
+impl Op for Unary {
+    fn name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![inputs[0].clone()])
+    }
+
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let x = &inputs[0];
+        match x.dtype() {
+            DType::F32 => {
+                let src = x.snapshot();
+                let s = src.slice::<f32>().unwrap_or_default();
+                outputs[0].write_out::<f32, _>(|o| forward_f32(self.kind, s, x.layout(), o))
+            }
+            DType::F16 => {
+                let y = super::run1(self, &Ctx::default(), &[x.astype(DType::F32)])?.astype(DType::F16);
+                outputs[0] = y;
+                Ok(())
+            }
+            dt => with_dtype!(dt, T => {
+                let src = x.snapshot();
+                let s = src.slice::<T>().unwrap_or_default();
+                outputs[0].write_out::<T, _>(|o| forward_any(self.kind, s, x.layout(), o))
+            }),
+        }
+    }
+
+    fn differentiable(&self) -> bool {
+        !matches!(self.kind, UnaryKind::LogicalNot)
+    }
+
+    fn saves(&self) -> Saves {
+        use UnaryKind::*;
+        match self.kind {
+            Negative => Saves::None,
+            Exp | Expm1 | Sqrt | Tanh | Sigmoid | Reciprocal | RecipNonzero | Cbrt | Tan => Saves::Outputs,
+            _ => Saves::Inputs,
+        }
+    }
+
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        use UnaryKind::*;
+        let (x, y, gy) = (inputs[0], outputs[0], out_grads[0]);
+        if self.kind.is_piecewise_constant() {
+            return Ok(vec![None]);
+        }
+        // d = dy/dx as a value, then gx = gy * d.
+        let d = match self.kind {
+            Negative => return Ok(vec![Some(g.neg(gy)?)]),
+            Abs => g.unary(Sign, x)?,
+            Square => g.mul_scalar(x, 2.0)?,
+            Sqrt => {
+                let t = g.mul_scalar(y, 2.0)?;
+                return Ok(vec![Some(g.div(gy, t)?)]);
+            }
+            Rsqrt => {
+                let t = g.div(y, x)?;
+                g.mul_scalar(t, -0.5)?
+            }
+            Cbrt => {
+                let t = g.mul(y, y)?;
+                let t = g.mul_scalar(t, 3.0)?;
+                return Ok(vec![Some(g.div(gy, t)?)]);
+            }
+            Reciprocal | RecipNonzero => {
+                let t = g.mul(y, y)?;
+                g.neg(t)?
+            }
+            Exp => y,
+            Expm1 => g.add_scalar(y, 1.0)?,
+            Log => return Ok(vec![Some(g.div(gy, x)?)]),
+            Log2 | Log10 => {
+                let c = if self.kind == Log2 { std::f64::consts::LN_2 } else { std::f64::consts::LN_10 };
+                let t = g.mul_scalar(x, c)?;
+                return Ok(vec![Some(g.div(gy, t)?)]);
+            }
+            Log1p => {
+                let t = g.add_scalar(x, 1.0)?;
+                return Ok(vec![Some(g.div(gy, t)?)]);
+            }
+            Sin => g.unary(Cos, x)?,
+            Cos => {
+                let s = g.unary(Sin, x)?;
+                g.neg(s)?
+            }
+            Tan => {
+                let t = g.mul(y, y)?;
+                g.add_scalar(t, 1.0)?
+            }
+            Sinh => g.unary(Cosh, x)?,
+            Cosh => g.unary(Sinh, x)?,
+            Tanh => {
+                let t = g.mul(y, y)?;
+                g.rsub_scalar(1.0, t)?
+            }
+            Arcsin | Arccos => {
+                let t = g.mul(x, x)?;
+                let t = g.rsub_scalar(1.0, t)?;
+                let t = g.unary(Rsqrt, t)?;
+                if self.kind == Arccos {
+                    g.neg(t)?
+                } else {
+                    t
+                }
+            }
+            Arctan | Arctanh => {
+                let t = g.mul(x, x)?;
+                let t = if self.kind == Arctan { g.add_scalar(t, 1.0)? } else { g.rsub_scalar(1.0, t)? };
+                return Ok(vec![Some(g.div(gy, t)?)]);
+            }
+            Arcsinh | Arccosh => {
+                let t = g.mul(x, x)?;
+                let t = g.add_scalar(t, if self.kind == Arcsinh { 1.0 } else { -1.0 })?;
+                g.unary(Rsqrt, t)?
+            }
+            Sigmoid => {
+                let t = g.rsub_scalar(1.0, y)?;
+                g.mul(y, t)?
+            }
+            Relu => g.scalar(BinaryKind::Gt, x, 0.0, false)?,
+            Softsign => {
+                let t = g.unary(Abs, x)?;
+                let t = g.add_scalar(t, 1.0)?;
+                let t = g.mul(t, t)?;
+                return Ok(vec![Some(g.div(gy, t)?)]);
+            }
+            Degrees => g.ones_like(x).and_then(|o| g.mul_scalar(o, 180.0 / std::f64::consts::PI))?,
+            Radians => g.ones_like(x).and_then(|o| g.mul_scalar(o, std::f64::consts::PI / 180.0))?,
+            Sign | Floor | Ceil | Round | Rint | Fix | Trunc | LogicalNot => unreachable!(), // ok: returned above
+        };
+        Ok(vec![Some(g.mul(gy, d)?)])
+    }
+}

@@ -1,0 +1,14 @@
+"""ferrograd: MXNet 1.x's NDArray/autograd API on a Rust core. ``import ferrograd as mx``."""
+
+from . import base, context
+from . import ndarray
+from . import ndarray as nd
+from ._ferrograd import build_info
+from .base import MXNetError
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from .ndarray import random
+
+__version__ = "0.1.0"
+
+__all__ = ["nd", "ndarray", "base", "context", "random", "Context", "cpu", "cpu_pinned", "gpu",
+           "num_gpus", "current_context", "MXNetError", "build_info"]

@@ -1,0 +1,83 @@
+"""Devices. ferrograd runs on the CPU only; ``gpu()`` raises a clear error."""
+
+import threading
+
+from .base import MXNetError
+
+
+class Context:
+    """A device context (``cpu(0)``), compatible with ``mxnet.Context``."""
+
+    devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+    devstr2type = {v: k for k, v in devtype2str.items()}
+    _default_ctx = threading.local()
+
+    def __init__(self, device_type, device_id=0):
+        if isinstance(device_type, Context):
+            device_type, device_id = device_type.device_type, device_type.device_id
+        if device_type not in self.devstr2type:
+            raise ValueError(f"unknown device type {device_type!r}")
+        if device_type == "gpu":
+            raise MXNetError(
+                "ferrograd is CPU only: gpu() contexts are not supported; use mx.cpu()"
+            )
+        self.device_type = device_type
+        self.device_id = int(device_id)
+        self.device_typeid = self.devstr2type[device_type]
+        self._old_ctx = None
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, Context)
+            and self.device_type == other.device_type
+            and self.device_id == other.device_id
+        )
+
+    def __hash__(self):
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self):
+        return f"{self.device_type}({self.device_id})"
+
+    __str__ = __repr__
+
+    def __enter__(self):
+        self._old_ctx = current_context()
+        Context._default_ctx.value = self
+        return self
+
+    def __exit__(self, *exc):
+        Context._default_ctx.value = self._old_ctx
+
+
+def cpu(device_id=0):
+    """The CPU context."""
+    return Context("cpu", device_id)
+
+
+def cpu_pinned(device_id=0):
+    """Pinned CPU memory (same as ``cpu`` here)."""
+    return Context("cpu_pinned", device_id)
+
+
+def gpu(device_id=0):
+    """Always raises: ferrograd has no GPU backend."""
+    raise MXNetError("ferrograd is CPU only: gpu() contexts are not supported; use mx.cpu()")
+
+
+def num_gpus():
+    """Number of GPUs ferrograd can use: always 0."""
+    return 0
+
+
+def current_context():
+    """The default context of this thread (``cpu(0)`` unless changed)."""
+    ctx = getattr(Context._default_ctx, "value", None)
+    return ctx if ctx is not None else Context("cpu", 0)
+
+
+def _check_context(ctx):
+    """Validates a context argument (used by ``as_in_context``/``copyto``)."""
+    if not isinstance(ctx, Context):
+        raise TypeError(f"expected a Context, got {type(ctx).__name__}")
+    return ctx
