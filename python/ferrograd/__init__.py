@@ -1,7 +1,6 @@
 """ferrograd: MXNet 1.x's NDArray/autograd API on a Rust core. ``import ferrograd as mx``."""
 
-from . import base, context
-from . import ndarray
+from . import base, context, ndarray
 from . import ndarray as nd
 from ._ferrograd import build_info
 from .base import MXNetError

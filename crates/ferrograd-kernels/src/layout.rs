@@ -59,6 +59,10 @@ impl Layout {
 
     /// True when the view is row-major contiguous (dimensions of size 1 may have any stride).
     pub fn is_contiguous(&self) -> bool {
+        if self.numel() == 0 {
+            // No element is reached, so any strides qualify (fresh empty outputs included).
+            return true;
+        }
         let mut expected = 1isize;
         for d in (0..self.shape.len()).rev() {
             if self.shape[d] == 1 {

@@ -64,6 +64,27 @@ pub fn for_each_chunk<T: Send>(out: &mut [T], cost: Cost, f: impl Fn(usize, &mut
     }
 }
 
+/// Like [`for_each_chunk`] for items that each cost `work` elements (e.g. one reduction output
+/// over `work` inputs): parallel when the total work is worth it, chunks of about
+/// [`CHUNK_ELEMS`] elements of work. Items must not depend on how they are chunked.
+pub fn for_each_chunk_weighted<T: Send>(out: &mut [T], work: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+    let (n, work) = (out.len(), work.max(1));
+    if n < 2 || !is_parallel(n.saturating_mul(work), Cost::Light) {
+        f(0, out);
+        return;
+    }
+    let chunk = (CHUNK_ELEMS / work).clamp(1, n);
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        out.par_chunks_mut(chunk).enumerate().for_each(|(i, c)| f(i * chunk, c));
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        out.chunks_mut(chunk).enumerate().for_each(|(i, c)| f(i * chunk, c));
+    }
+}
+
 /// Maps `n_tasks` independent tasks to results in task order, in parallel when `total_work`
 /// (elements) at `cost` is worth it.
 pub fn map_tasks<R: Send>(

@@ -303,89 +303,286 @@ pub fn reduce_slice<T: Element, R: Reducer<T>>(s: &[T], r: R) -> R::Acc {
     combine_pairwise(r, blocks)
 }
 
-/// Reduces the axes flagged in `reduce_axes`; `out` has one accumulator per kept element, in
-/// row-major order of the kept axes. The caller finishes (mean scaling, sqrt, casts).
-pub fn reduce<T: Element, R: Reducer<T>>(src: &[T], layout: &Layout, reduce_axes: &[bool], r: R, out: &mut [R::Acc]) {
-    let kept: Vec<usize> = (0..layout.ndim()).filter(|&d| !reduce_axes[d]).collect();
-    let red: Vec<usize> = (0..layout.ndim()).filter(|&d| reduce_axes[d]).collect();
-    let sub = |axes: &[usize]| Layout {
-        shape: axes.iter().map(|&d| layout.shape[d]).collect(),
-        strides: axes.iter().map(|&d| layout.strides[d]).collect(),
-        offset: 0,
-    };
-    let (kl, rl) = (sub(&kept), sub(&red));
-    debug_assert_eq!(kl.numel(), out.len());
-    let m = rl.numel();
-    let (rshape, rstrides) = coalesce(&[&rl]);
-    let (kshape, kstrides) = coalesce(&[&kl]);
-    let rstride = [rstrides[0].clone()];
-    let kstride = [kstrides[0].clone()];
-    let total = m * out.len();
+/// Elements (or rows) folded sequentially before partial results are combined pairwise, so long
+/// strided reductions keep O(log n) error growth.
+const LEAF: usize = 256;
+/// Rows folded sequentially into a row accumulator before combining pairwise.
+const ROW_LEAF: usize = 64;
+/// Elements per parallel task of one long strided reduction (a multiple of [`LEAF`]).
+const STRIDED_BLOCK: usize = 1 << 15;
+/// Output columns per task when reducing leading axes into a contiguous output.
+const COL_CHUNK: usize = 1024;
+/// Elements of work per task when reducing leading axes.
+const ROW_TASK: usize = 1 << 17;
 
-    // Reduced elements contiguous for each output: a vectorised fold per output.
-    let inner_contig = rshape.len() <= 1 && rstride[0].first().copied().unwrap_or(1) == 1;
-    if m == 0 || inner_contig {
-        par::for_each_chunk(out, if m > 64 { Cost::Heavy } else { Cost::Light }, |start, o| {
-            let mut rows = Vec::with_capacity(o.len());
-            for_each_row(&kshape, &kstride, [layout.offset], start, o.len(), |_, n, [b]| {
-                let s = *kstride[0].last().unwrap_or(&0);
-                for j in 0..n as isize {
-                    rows.push((b + j * s) as usize);
-                }
-            });
-            for (acc, base) in o.iter_mut().zip(rows) {
-                *acc = if m == 0 { r.init() } else { reduce_slice(&src[base..base + m], r) };
-            }
-        });
-        return;
-    }
-    // Kept elements contiguous (reducing leading axes): accumulate whole rows, vectorised over the
-    // kept axis; each output still folds its inputs in index order.
-    let kept_contig = kshape.len() == 1 && kstride[0][0] == 1;
-    if kept_contig && total >= out.len() {
-        par::for_each_chunk(out, Cost::Light, |start, o| {
-            o.fill(r.init());
-            for_each_row(&rshape, &rstride, [layout.offset], 0, m, |_, n, [b]| {
-                let s = *rstride[0].last().unwrap_or(&0);
-                for j in 0..n as isize {
-                    let base = (b + j * s) as usize + start;
-                    fold_rows(o, &src[base..base + o.len()], r);
-                }
-            });
-        });
-        return;
-    }
-    // General strided case.
-    par::for_each_chunk(out, Cost::Heavy, |start, o| {
-        let mut bases = Vec::with_capacity(o.len());
-        for_each_row(&kshape, &kstride, [layout.offset], start, o.len(), |_, n, [b]| {
-            let s = *kstride[0].last().unwrap_or(&0);
-            for j in 0..n as isize {
-                bases.push((b + j * s) as usize);
-            }
-        });
-        for (acc, base) in o.iter_mut().zip(bases) {
-            let mut a = r.init();
-            strided_fold(src, &rshape, &rstride, base, m, |x| a = r.fold(a, x));
-            *acc = a;
-        }
-    });
+/// Streaming pairwise combination: partial results of equal level merge as soon as both exist
+/// (a binary counter), so the tree depends only on how many partials are pushed.
+struct Cascade<V> {
+    stack: Vec<(u32, V)>,
 }
 
-fn strided_fold<T: Element>(
+impl<V> Cascade<V> {
+    fn new() -> Self {
+        Cascade { stack: Vec::new() }
+    }
+
+    fn push(&mut self, mut v: V, merge: &impl Fn(V, V) -> V) {
+        let mut level = 0;
+        while self.stack.last().is_some_and(|&(l, _)| l == level) {
+            if let Some((_, earlier)) = self.stack.pop() {
+                v = merge(earlier, v);
+            }
+            level += 1;
+        }
+        self.stack.push((level, v));
+    }
+
+    fn finish(mut self, merge: &impl Fn(V, V) -> V) -> Option<V> {
+        let mut acc = self.stack.pop()?.1;
+        while let Some((_, earlier)) = self.stack.pop() {
+            acc = merge(earlier, acc);
+        }
+        Some(acc)
+    }
+}
+
+/// Reduces the axes flagged in `reduce_axes`; `out` has one accumulator per kept element, in
+/// row-major order of the kept axes. The caller finishes (mean scaling, sqrt, casts).
+///
+/// The reduced axes are visited in memory order (the operations are commutative up to rounding),
+/// and every output's combination tree depends only on the shapes, so results are bitwise
+/// identical for any thread count.
+pub fn reduce<T: Element, R: Reducer<T>>(src: &[T], layout: &Layout, reduce_axes: &[bool], r: R, out: &mut [R::Acc]) {
+    let nd = layout.ndim();
+    debug_assert_eq!(reduce_axes.len(), nd);
+    let kept: Vec<usize> = (0..nd).filter(|&d| !reduce_axes[d]).collect();
+    let kl = Layout {
+        shape: kept.iter().map(|&d| layout.shape[d]).collect(),
+        strides: kept.iter().map(|&d| layout.strides[d]).collect(),
+        offset: 0,
+    };
+    debug_assert_eq!(kl.numel(), out.len());
+    if out.is_empty() {
+        // Nothing to write; the reduced axes may still point past an empty buffer.
+        return;
+    }
+    let (rl, shift) = reduced_in_memory_order(layout, reduce_axes);
+    let m = rl.numel();
+    if m == 0 {
+        let init = r.init();
+        par::for_each_chunk(out, Cost::Light, |_, o| o.fill(init));
+        return;
+    }
+    // Position of the first reduced element of output 0 (never negative: it is the lowest
+    // position the reduced axes reach from the view's offset).
+    let base = (layout.offset as isize + shift) as usize;
+    let (kshape, kstrides) = coalesce(&[&kl]);
+    let kstride = [kstrides[0].clone()];
+    let kinner = *kstride[0].last().unwrap_or(&0);
+    // Calls `g(i, position)` with the first reduced element of each output in `[start, start+len)`.
+    let outputs = |start: usize, len: usize, g: &mut dyn FnMut(usize, usize)| {
+        let mut i = 0;
+        for_each_row(&kshape, &kstride, [base], start, len, |_, n, [b]| {
+            for j in 0..n as isize {
+                g(i, (b + j * kinner) as usize);
+                i += 1;
+            }
+        });
+    };
+    let (rshape, rstrides) = coalesce(&[&rl]);
+    let rstride = [rstrides[0].clone()];
+
+    if m == 1 {
+        // Nothing to combine: one fold per output, walking the kept rows directly.
+        par::for_each_chunk(out, Cost::Light, |start, o| {
+            let mut i = 0;
+            for_each_row(&kshape, &kstride, [base], start, o.len(), |_, n, [b]| {
+                for j in 0..n as isize {
+                    o[i] = r.fold(r.init(), src[(b + j * kinner) as usize]);
+                    i += 1;
+                }
+            });
+        });
+    } else if rshape.len() == 1 && rstride[0][0] == 1 {
+        // Each output reduces one contiguous run: the vectorised slice reduction.
+        par::for_each_chunk_weighted(out, m, |start, o| {
+            outputs(start, o.len(), &mut |i, p| o[i] = reduce_slice(&src[p..p + m], r));
+        });
+    } else if kshape.len() == 1 && kinner == 1 {
+        // Reducing leading axes into a contiguous output: accumulate whole rows (vectorised).
+        reduce_rows(src, &rshape, &rstride, base, m, r, out);
+    } else {
+        par::for_each_chunk_weighted(out, m, |start, o| {
+            outputs(start, o.len(), &mut |i, p| o[i] = reduce_strided(src, &rshape, &rstride, p, m, r));
+        });
+    }
+}
+
+/// The reduced axes as a layout (offset 0) in memory order: stride-0 axes outermost, then by
+/// decreasing |stride|, negative strides flipped. Returns the layout and the offset shift that
+/// flipping introduced.
+fn reduced_in_memory_order(layout: &Layout, reduce_axes: &[bool]) -> (Layout, isize) {
+    let mut axes: Vec<(usize, isize)> =
+        (0..layout.ndim()).filter(|&d| reduce_axes[d]).map(|d| (layout.shape[d], layout.strides[d])).collect();
+    let mut shift = 0;
+    for (n, s) in axes.iter_mut() {
+        if *s < 0 && *n > 0 {
+            shift += (*n as isize - 1) * *s;
+            *s = -*s;
+        }
+    }
+    // Stable: equal keys keep index order, so the order is a function of the layout alone.
+    axes.sort_by_key(|&(_, s)| if s == 0 { (0, 0) } else { (1, usize::MAX - s as usize) });
+    let l =
+        Layout { shape: axes.iter().map(|a| a.0).collect(), strides: axes.iter().map(|a| a.1).collect(), offset: 0 };
+    (l, shift)
+}
+
+/// Reduces `m` elements reached through `shape`/`strides` from `base`: parallel over fixed blocks
+/// when long, a [`Cascade`] of [`LEAF`]-sized sequential folds inside each block.
+fn reduce_strided<T: Element, R: Reducer<T>>(
     src: &[T],
     shape: &[usize],
     strides: &[Strides; 1],
     base: usize,
     m: usize,
-    mut f: impl FnMut(T),
-) {
-    let s = *strides[0].last().unwrap_or(&0);
-    for_each_row(shape, strides, [base], 0, m, |_, n, [b]| {
-        for j in 0..n as isize {
-            f(src[(b + j * s) as usize]);
+    r: R,
+) -> R::Acc {
+    if m <= STRIDED_BLOCK {
+        return fold_strided(src, shape, strides, base, 0, m, r);
+    }
+    let n_blocks = m.div_ceil(STRIDED_BLOCK);
+    let blocks = par::map_tasks(n_blocks, m, Cost::Light, |i| {
+        let start = i * STRIDED_BLOCK;
+        fold_strided(src, shape, strides, base, start, STRIDED_BLOCK.min(m - start), r)
+    });
+    combine_pairwise(r, blocks)
+}
+
+fn fold_strided<T: Element, R: Reducer<T>>(
+    src: &[T],
+    shape: &[usize],
+    strides: &[Strides; 1],
+    base: usize,
+    start: usize,
+    count: usize,
+    r: R,
+) -> R::Acc {
+    let inner = *strides[0].last().unwrap_or(&0);
+    let merge = |a, b| r.combine(a, b);
+    let mut cascade = Cascade::new();
+    let (mut cur, mut filled) = (r.init(), 0);
+    for_each_row(shape, strides, [base], start, count, |_, n, [b]| {
+        let mut j = 0;
+        while j < n {
+            let take = (LEAF - filled).min(n - j);
+            let p = b + j as isize * inner;
+            if inner == 1 && take >= 2 * LANES {
+                let p = p as usize;
+                cur = r.combine(cur, fold_lanes(&src[p..p + take], r));
+            } else {
+                for k in 0..take as isize {
+                    cur = r.fold(cur, src[(p + k * inner) as usize]);
+                }
+            }
+            j += take;
+            filled += take;
+            if filled == LEAF {
+                cascade.push(cur, &merge);
+                (cur, filled) = (r.init(), 0);
+            }
         }
     });
+    if filled > 0 {
+        cascade.push(cur, &merge);
+    }
+    cascade.finish(&merge).unwrap_or(r.init())
+}
+
+/// `out[c] = reduce over rows of src[row_base + c]` for a contiguous output: tasks over column
+/// chunks × row blocks (fixed by the sizes), rows folded with [`fold_rows`] in a [`Cascade`],
+/// row blocks combined pairwise.
+fn reduce_rows<T: Element, R: Reducer<T>>(
+    src: &[T],
+    rshape: &[usize],
+    rstride: &[Strides; 1],
+    base: usize,
+    m: usize,
+    r: R,
+    out: &mut [R::Acc],
+) {
+    let cols = out.len();
+    let cl = cols.min(COL_CHUNK);
+    let n_cc = cols.div_ceil(cl);
+    let rb = (ROW_TASK / cl).next_multiple_of(ROW_LEAF).min(m);
+    let n_rb = m.div_ceil(rb);
+    let parts = par::map_tasks(n_cc * n_rb, m * cols, Cost::Light, |t| {
+        let (c0, r0) = ((t / n_rb) * cl, (t % n_rb) * rb);
+        let width = cl.min(cols - c0);
+        fold_row_block(src, rshape, rstride, base + c0, r0, rb.min(m - r0), width, r)
+    });
+    let merge = |mut a: Vec<R::Acc>, b: Vec<R::Acc>| {
+        for (x, &y) in a.iter_mut().zip(&b) {
+            *x = r.combine(*x, y);
+        }
+        a
+    };
+    let mut parts = parts.into_iter();
+    for o in out.chunks_mut(cl) {
+        // Pairwise over the row blocks of this column chunk, in a fixed tree.
+        let mut level: Vec<Vec<R::Acc>> = parts.by_ref().take(n_rb).collect();
+        while level.len() > 1 {
+            let mut next = Vec::with_capacity(level.len().div_ceil(2));
+            let mut it = level.into_iter();
+            while let Some(a) = it.next() {
+                next.push(match it.next() {
+                    Some(b) => merge(a, b),
+                    None => a,
+                });
+            }
+            level = next;
+        }
+        if let Some(v) = level.pop() {
+            o.copy_from_slice(&v);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fold_row_block<T: Element, R: Reducer<T>>(
+    src: &[T],
+    rshape: &[usize],
+    rstride: &[Strides; 1],
+    base: usize,
+    row0: usize,
+    rows: usize,
+    width: usize,
+    r: R,
+) -> Vec<R::Acc> {
+    let s = *rstride[0].last().unwrap_or(&0);
+    let merge = |mut a: Vec<R::Acc>, b: Vec<R::Acc>| {
+        for (x, &y) in a.iter_mut().zip(&b) {
+            *x = r.combine(*x, y);
+        }
+        a
+    };
+    let mut cascade = Cascade::new();
+    let (mut cur, mut filled) = (vec![r.init(); width], 0);
+    for_each_row(rshape, rstride, [base], row0, rows, |_, n, [b]| {
+        for j in 0..n as isize {
+            let p = (b + j * s) as usize;
+            fold_rows(&mut cur, &src[p..p + width], r);
+            filled += 1;
+            if filled == ROW_LEAF {
+                cascade.push(std::mem::replace(&mut cur, vec![r.init(); width]), &merge);
+                filled = 0;
+            }
+        }
+    });
+    if filled > 0 {
+        cascade.push(cur, &merge);
+    }
+    cascade.finish(&merge).unwrap_or_else(|| vec![r.init(); width])
 }
 
 simd_dispatch! {
@@ -400,7 +597,8 @@ simd_dispatch! {
 }
 
 /// Index of the maximum (`want_max`) or minimum along `axis`, first occurrence wins, NaN counts as
-/// the extreme (as in NumPy). `out` is row-major over the other axes.
+/// the extreme (as in NumPy). `out` is row-major over the other axes. Values are compared in their
+/// own type (an i64 beyond 2^53 is not rounded).
 pub fn arg_reduce<T: Element>(src: &[T], layout: &Layout, axis: usize, want_max: bool, out: &mut [i64]) {
     let nd = layout.ndim();
     let mut perm: Vec<usize> = (0..nd).filter(|&d| d != axis).collect();
@@ -411,25 +609,31 @@ pub fn arg_reduce<T: Element>(src: &[T], layout: &Layout, axis: usize, want_max:
     let outer = Layout { shape: l.shape[..nd - 1].into(), strides: l.strides[..nd - 1].into(), offset: 0 };
     let (oshape, ostrides) = coalesce(&[&outer]);
     let ostr = [ostrides[0].clone()];
-    let mut k = 0;
-    for_each_row(&oshape, &ostr, [layout.offset], 0, out.len(), |_, cnt, [b]| {
-        let s = *ostr[0].last().unwrap_or(&0);
-        for j in 0..cnt as isize {
-            let base = b + j * s;
-            let (mut best, mut bi) = (f64::NAN, 0i64);
-            for i in 0..n {
-                let v = src[(base + i as isize * stride) as usize].to_f64();
-                if v.is_nan() {
-                    bi = i as i64;
-                    break;
+    let os = *ostr[0].last().unwrap_or(&0);
+    par::for_each_chunk_weighted(out, n, |start, o| {
+        let mut k = 0;
+        for_each_row(&oshape, &ostr, [layout.offset], start, o.len(), |_, cnt, [b]| {
+            for j in 0..cnt as isize {
+                let base = b + j * os;
+                let mut bi = 0;
+                if n > 0 {
+                    let mut best = src[base as usize];
+                    for i in 0..n {
+                        let v = src[(base + i as isize * stride) as usize];
+                        #[allow(clippy::eq_op)] // only NaN differs from itself
+                        if v != v {
+                            bi = i;
+                            break;
+                        }
+                        if (want_max && v > best) || (!want_max && v < best) {
+                            best = v;
+                            bi = i;
+                        }
+                    }
                 }
-                if i == 0 || (want_max && v > best) || (!want_max && v < best) {
-                    best = v;
-                    bi = i as i64;
-                }
+                o[k] = bi as i64;
+                k += 1;
             }
-            out[k] = bi;
-            k += 1;
-        }
+        });
     });
 }

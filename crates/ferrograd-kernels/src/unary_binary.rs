@@ -51,6 +51,10 @@ pub fn unary<T: Element, U: Element>(
     f: impl Fn(T) -> U + Copy + Send + Sync,
 ) {
     debug_assert_eq!(layout.numel(), out.len());
+    if out.is_empty() {
+        // A size-0 view may still look like a scalar broadcast over an empty buffer.
+        return;
+    }
     if let Some(r) = layout.contiguous_range() {
         let src = &src[r];
         par::for_each_chunk(out, cost, |start, o| map_slice(&src[start..start + o.len()], o, f));
@@ -93,6 +97,9 @@ pub fn binary<A: Element, B: Element, C: Element>(
 ) {
     debug_assert_eq!(la.numel(), out.len());
     debug_assert_eq!(lb.numel(), out.len());
+    if out.is_empty() {
+        return;
+    }
     let (ra, rb) = (la.contiguous_range(), lb.contiguous_range());
     if let (Some(ra), Some(rb)) = (&ra, &rb) {
         let (a, b) = (&a[ra.clone()], &b[rb.clone()]);
@@ -148,6 +155,9 @@ pub fn assign<T: Element, S: Element>(
     src_layout: &Layout,
     f: impl Fn(T, S) -> T + Copy + Send + Sync,
 ) {
+    if dst_layout.numel() == 0 {
+        return;
+    }
     if let Some(r) = dst_layout.contiguous_range() {
         let d = &mut dst[r];
         if let Some(rs) = src_layout.contiguous_range() {

@@ -10,28 +10,40 @@
 const LN2_HI: f32 = 0.693_359_4;
 const LN2_LO: f32 = -2.121_944_4e-4;
 const LOG2E: f32 = std::f32::consts::LOG2_E;
+/// 1.5·2^23: adding it to |v| < 2^22 rounds `v` to an integer held in the low mantissa bits, which
+/// gives round-to-nearest and the integer bits without a float→int cast (a saturating `as i32`
+/// does not vectorise).
+const SHIFT: f32 = 12_582_912.0;
+
+/// 2^e for e in [-126, 127], built from its exponent bits.
+#[inline(always)]
+fn pow2i(e: i32) -> f32 {
+    f32::from_bits(((e + 127) as u32) << 23)
+}
 
 /// e^x.
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
-    let xc = x.clamp(-87.336_55, 88.722_83);
-    let n = (xc * LOG2E + 0.5).floor();
-    let r = xc - n * LN2_HI - n * LN2_LO;
-    let p = 1.0
-        + r * (1.0
-            + r * (0.5
-                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
-    // 2^n for n in [-126, 128]; n = 128 is folded into the mantissa to stay finite.
-    let ni = n as i32;
-    let over = ni > 127;
-    let scale = f32::from_bits((((if over { 127 } else { ni }) + 127) as u32) << 23);
-    let res = if over { p * 2.0 * scale } else { p * scale };
-    let res = if x > 88.722_83 { f32::INFINITY } else { res };
-    if x < -87.336_55 {
-        0.0
-    } else {
-        res
-    }
+    // Beyond these bounds the result is inf / 0 anyway; clamping keeps n in [-150, 129], and IEEE
+    // overflow / gradual underflow in the final scaling produce inf, denormals and 0 correctly.
+    // NaN passes through `clamp`.
+    let xc = x.clamp(-104.0, 89.0);
+    let t = xc * LOG2E + SHIFT;
+    let n = t - SHIFT;
+    let ni = t.to_bits() as i32 - SHIFT.to_bits() as i32;
+    // r = x - n·ln2 in [-ln2/2, ln2/2] as r_hi + r_lo: n·LN2_HI is exact (LN2_HI has 9 significant
+    // bits), so r_hi is exact and r_lo = -n·LN2_LO is a small correction.
+    let r_hi = xc - n * LN2_HI;
+    let r_lo = -(n * LN2_LO);
+    let r = r_hi + r_lo;
+    // e^r = 1 + r + r²·Q(r) (Taylor; truncation < 0.05 ulp). Summing the small parts before r_hi and
+    // then 1 keeps the intermediate roundings well below the final one.
+    let q = 0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))));
+    let p = 1.0 + (r_hi + (r_lo + r * r * q));
+    // 2^n as two normal factors: p·2^e1 is exact, the second product rounds once (to a denormal,
+    // 0 or inf when out of range).
+    let e1 = ni >> 1;
+    p * pow2i(e1) * pow2i(ni - e1)
 }
 
 /// Natural logarithm.
@@ -42,13 +54,18 @@ pub fn ln_f32(x: f32) -> f32 {
     let bits = xs.to_bits() as i32;
     let e = ((bits >> 23) & 0xff) - 127 - if denormal { 23 } else { 0 };
     let m = f32::from_bits(((bits & 0x007f_ffff) | 0x3f80_0000) as u32);
+    // m in [√2/2, √2), x = m·2^e.
     let big = m > std::f32::consts::SQRT_2;
     let m = if big { m * 0.5 } else { m };
     let e = (if big { e + 1 } else { e }) as f32;
-    let s = (m - 1.0) / (m + 1.0);
-    let s2 = s * s;
-    let ln_m = 2.0 * s * (1.0 + s2 * (1.0 / 3.0 + s2 * (1.0 / 5.0 + s2 * (1.0 / 7.0 + s2 * (1.0 / 9.0)))));
-    let res = e * LN2_HI + (ln_m + e * LN2_LO);
+    // ln(1+f) = f - f²/2 + s·(f²/2 + R(s²)) with s = f/(2+f) and R = 2s²/3 + 2s⁴/5 + …: the exact f
+    // carries the result, the rounded terms are small corrections (< 1 ulp overall).
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let r = z * (2.0 / 3.0 + z * (2.0 / 5.0 + z * (2.0 / 7.0 + z * (2.0 / 9.0))));
+    let hfsq = 0.5 * f * f;
+    let res = e * LN2_HI + (((s * (hfsq + r) + e * LN2_LO) - hfsq) + f);
     let res = if x == f32::INFINITY { x } else { res };
     let res = if x == 0.0 { f32::NEG_INFINITY } else { res };
     if x < 0.0 || x.is_nan() {
@@ -62,18 +79,23 @@ pub fn ln_f32(x: f32) -> f32 {
 #[inline(always)]
 pub fn tanh_f32(x: f32) -> f32 {
     let a = x.abs();
-    let a2 = a * a;
-    let small = a
-        * (1.0
-            + a2 * (-1.0 / 3.0
-                + a2 * (2.0 / 15.0 + a2 * (-17.0 / 315.0 + a2 * (62.0 / 2835.0 + a2 * (-1382.0 / 155_925.0))))));
+    // |x| < 0.625: a + a³·P(a²), P fitted (Chebyshev, degree 5) to (tanh a - a)/a³ on [0, 0.625];
+    // approximation error < 0.1 ulp.
+    let z = a * a;
+    let p = -0.333_333_34
+        + z * (0.133_333_04 + z * (-0.053_959_407 + z * (0.021_769_961 + z * (-0.008_346_982 + z * 0.002_295_842_9))));
+    let small = a + a * (z * p);
+    // Larger |x|: 1 - 2/(e^2a + 1), no cancellation worse than a factor ~2 here; e^2a = inf gives 1.
     let large = 1.0 - 2.0 / (exp_f32(2.0 * a) + 1.0);
-    let r = if a < 0.3 { small } else { large };
+    let r = if a < 0.625 { small } else { large };
     r.copysign(x)
 }
 
-/// Logistic sigmoid 1 / (1 + e^-x).
+/// Logistic sigmoid 1 / (1 + e^-x), as e^-|x| / (1 + e^-|x|) for negative x so tiny results keep
+/// their precision instead of flushing to 0.
 #[inline(always)]
 pub fn sigmoid_f32(x: f32) -> f32 {
-    1.0 / (1.0 + exp_f32(-x))
+    let e = exp_f32(-x.abs());
+    let num = if x >= 0.0 { 1.0 } else { e };
+    num / (1.0 + e)
 }

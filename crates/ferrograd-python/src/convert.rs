@@ -48,10 +48,13 @@ pub fn array_from_py(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<N
         return enter(py, is_heavy(x.size()), || Ok(x.astype(dt)));
     }
     let np = numpy(py)?;
-    let arr = match dtype {
-        Some(dt) => np.call_method1("ascontiguousarray", (obj, dt.name()))?,
-        None => np.call_method1("ascontiguousarray", (obj,))?,
-    };
+    // `asarray(order="C")`, not `ascontiguousarray`: the latter turns a scalar into shape (1,).
+    let kw = pyo3::types::PyDict::new(py);
+    kw.set_item("order", "C")?;
+    if let Some(dt) = dtype {
+        kw.set_item("dtype", dt.name())?;
+    }
+    let arr = np.call_method("asarray", (obj,), Some(&kw))?;
     let dt = dtype_of_numpy(&arr)?;
     let shape: Vec<usize> = arr.cast::<numpy::PyUntypedArray>()?.shape().to_vec();
     match dt {

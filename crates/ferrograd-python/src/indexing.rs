@@ -1,48 +1,57 @@
-//! `x[key]` and `x[key] = value`: Python keys parsed into basic index arguments.
+//! `x[key]` and `x[key] = value`: Python keys parsed into index items. Keys of ints, slices, `...`
+//! and `None` select views (basic indexing); keys with integer arrays or boolean masks run the
+//! advanced plan of `take`/`gather_nd` ops (see `advanced.rs`).
 
-use ferrograd::ops::shape::BasicIndex;
+use ferrograd::ops::indexing::advanced::{self as adv, IndexItem};
 use ferrograd::{np_shape, Error, NDArray, SliceArg};
 use pyo3::prelude::*;
-use pyo3::types::{PyEllipsis, PyNone, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyEllipsis, PyInt, PyNone, PySlice, PyTuple};
 
 use crate::convert;
-use crate::errors::{enter, is_heavy, to_py};
+use crate::errors::{enter, is_heavy, to_py, IntoPyResult};
 use crate::ndarray::{run_op, PyNDArray};
 
-/// A key of ints, slices, `...` and `None` as basic index arguments (Ellipsis expanded).
-fn basic_args(key: &Bound<'_, PyAny>, ndim: usize) -> PyResult<Option<Vec<SliceArg>>> {
-    let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
-        Ok(t) => t.iter().collect(),
-        Err(_) => vec![key.clone()],
-    };
-    let mut args = Vec::with_capacity(items.len());
-    let mut ellipsis_at = None;
-    for it in &items {
-        if it.is_instance_of::<PyEllipsis>() {
-            if ellipsis_at.replace(args.len()).is_some() {
-                return Err(to_py(key.py(), Error::Index("an index can only have a single ellipsis ('...')".into())));
-            }
-        } else if it.is_instance_of::<PyNone>() {
-            args.push(SliceArg::NewAxis);
-        } else if let Ok(s) = it.cast::<PySlice>() {
-            let get = |n: &str| -> PyResult<Option<i64>> { s.getattr(n)?.extract() };
-            let step = get("step")?.unwrap_or(1);
-            if step == 0 {
-                return Err(to_py(key.py(), Error::Value("slice step cannot be zero".into())));
-            }
-            args.push(SliceArg::Range { start: get("start")?, stop: get("stop")?, step });
-        } else if it.is_instance_of::<pyo3::types::PyInt>() || is_int_scalar(it)? {
-            args.push(SliceArg::Index(it.extract()?));
-        } else {
-            return Ok(None);
+/// One element of a key: basic items directly, anything else through the array parser.
+fn parse_item(it: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
+    let py = it.py();
+    if it.is_instance_of::<PyEllipsis>() {
+        return Ok(IndexItem::Ellipsis);
+    }
+    if it.is_instance_of::<PyNone>() {
+        return Ok(IndexItem::Basic(SliceArg::NewAxis));
+    }
+    if let Ok(s) = it.cast::<PySlice>() {
+        let get = |n: &str| -> PyResult<Option<i64>> {
+            s.getattr(n)?.extract().map_err(|_| {
+                let r = s.repr().map(|r| r.to_string()).unwrap_or_default();
+                to_py(py, Error::Index(format!("slice {n} must be an integer or None, got {r}")))
+            })
+        };
+        let step = get("step")?.unwrap_or(1);
+        if step == 0 {
+            return Err(to_py(py, Error::Value("slice step cannot be zero".into())));
         }
+        return Ok(IndexItem::Basic(SliceArg::Range { start: get("start")?, stop: get("stop")?, step }));
     }
-    if let Some(at) = ellipsis_at {
-        let used = args.iter().filter(|a| !matches!(a, SliceArg::NewAxis)).count();
-        let fill = ndim.saturating_sub(used);
-        args.splice(at..at, std::iter::repeat_n(SliceArg::Range { start: None, stop: None, step: 1 }, fill));
+    if it.is_instance_of::<PyBool>() {
+        // A bare bool is a 0-d mask in NumPy; the core rejects it with a clear message.
+        return Ok(IndexItem::Mask { shape: vec![], values: vec![it.extract()?] });
     }
-    Ok(Some(args))
+    if it.is_instance_of::<PyInt>() || is_int_scalar(it)? {
+        return match it.extract::<i64>() {
+            Ok(i) => Ok(IndexItem::Basic(SliceArg::Index(i))),
+            Err(_) => Err(to_py(py, Error::Index(format!("index {it} does not fit in 64 bits")))),
+        };
+    }
+    crate::advanced::parse_array(it)
+}
+
+/// The items of a key (a tuple holds several; a list is one index array, as in NumPy).
+fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<IndexItem>> {
+    match key.cast::<PyTuple>() {
+        Ok(t) => t.iter().map(|it| parse_item(&it)).collect(),
+        Err(_) => Ok(vec![parse_item(key)?]),
+    }
 }
 
 fn is_int_scalar(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -52,33 +61,41 @@ fn is_int_scalar(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
 
 /// `x[key]`.
 pub fn getitem(py: Python<'_>, x: &NDArray, key: &Bound<'_, PyAny>) -> PyResult<NDArray> {
-    if let Some(args) = basic_args(key, x.ndim())? {
-        let mut y = run_op(py, &BasicIndex { args }, std::slice::from_ref(x))?;
-        // MXNet 1.x: integer indexing never yields a 0-d array unless NumPy shapes are on.
-        if y.ndim() == 0 && !np_shape() {
-            y = y.reshape(&[1]).map_err(|e| to_py(py, e))?;
-        }
-        return Ok(y);
+    let items = parse_key(key)?;
+    let steps = adv::plan(x.shape(), &items).py_err(py)?;
+    let mut y = x.clone();
+    for s in &steps {
+        y = match &s.index {
+            Some(i) => run_op(py, s.op.as_ref(), &[y, i.clone()])?,
+            None => run_op(py, s.op.as_ref(), std::slice::from_ref(&y))?,
+        };
     }
-    crate::advanced::getitem(py, x, key)
+    // MXNet 1.x: indexing never yields a 0-d array unless NumPy shapes are on.
+    if y.ndim() == 0 && !np_shape() {
+        y = y.reshape(&[1]).py_err(py)?;
+    }
+    Ok(y)
 }
 
 /// `x[key] = value`: writes into x's storage (seen by every view of x).
 pub fn setitem(slf: &Bound<'_, PyNDArray>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = slf.py();
-    let (ndim, dtype) = {
+    let (shape, dtype) = {
         let me = slf.borrow();
-        (me.inner.ndim(), me.inner.dtype())
+        (me.inner.shape().to_vec(), me.inner.dtype())
     };
-    let src = if let Ok(v) = value.extract::<f64>() {
-        NDArray::full(&[], dtype, v)
+    let items = parse_key(key)?;
+    let src = if value.is_instance_of::<PyInt>() || value.is_instance_of::<pyo3::types::PyFloat>() {
+        NDArray::full(&[], dtype, value.extract::<f64>()?)
     } else {
         convert::array_from_py(value, Some(dtype))?
     };
-    if let Some(args) = basic_args(key, ndim)? {
-        let mut me = slf.borrow_mut();
-        let target = &mut me.inner;
-        return enter(py, is_heavy(src.size()), || target.assign_index(&args, &src));
-    }
-    crate::advanced::setitem(slf, key, &src)
+    let basic = adv::basic_args(&shape, &items).py_err(py)?;
+    let mut me = slf.borrow_mut();
+    let target = &mut me.inner;
+    let work = src.size().max(target.size());
+    enter(py, is_heavy(work), move || match basic {
+        Some(args) => target.assign_index(&args, &src),
+        None => adv::assign(target, &items, &src),
+    })
 }

@@ -112,7 +112,7 @@ fn arith(
                 (k @ (BinaryKind::Add | BinaryKind::Mul | BinaryKind::Eq | BinaryKind::Ne), _) => (k, false),
                 kr => kr,
             };
-            run_op(py, &Scalar { kind, scalar: s, reverse }, &[a.clone()])?
+            run_op(py, &Scalar { kind, scalar: s, reverse }, std::slice::from_ref(a))?
         }
     };
     Ok(Some(r))
@@ -207,11 +207,15 @@ impl PyNDArray {
         self.context(py)
     }
 
-    /// Transpose (a copy, as in MXNet).
+    /// Transpose with the axes reversed; the array itself when it has fewer than 2 axes (MXNet).
     #[getter(T)]
-    fn t(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        let x = self.inner.clone();
-        Ok(PyNDArray::new(enter(py, false, || x.transpose(&[]))?))
+    fn t(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let x = slf.borrow().inner.clone();
+        if x.ndim() < 2 {
+            return Ok(slf.clone().into_any().unbind());
+        }
+        Py::new(py, PyNDArray::new(enter(py, false, || x.transpose(&[]))?))?.into_py_any(py)
     }
 
     #[pyo3(signature = (*shape, reverse=false, **kwargs))]
@@ -223,9 +227,21 @@ impl PyNDArray {
         kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<PyNDArray> {
         let kw = match kwargs {
-            Some(d) => d.get_item("shape")?,
+            Some(d) => {
+                let unknown: Vec<String> = d.keys().iter().map(|k| k.to_string()).filter(|k| k != "shape").collect();
+                if !unknown.is_empty() {
+                    return Err(PyTypeError::new_err(format!(
+                        "Got unknown keywords in reshape: {}. Accepted keyword arguments are 'shape' and 'reverse'.",
+                        unknown.join(", ")
+                    )));
+                }
+                d.get_item("shape")?
+            }
             None => None,
         };
+        if shape.is_empty() && kw.is_none() {
+            return Err(PyTypeError::new_err("reshape: the new shape must be provided"));
+        }
         let spec = shape_args(shape, kw.as_ref())?;
         let op = ferrograd::ops::shape::Reshape { spec, reverse };
         Ok(PyNDArray::new(run_op(py, &op, std::slice::from_ref(&self.inner))?))
@@ -308,13 +324,17 @@ impl PyNDArray {
             }
             return Ok(t.clone().into_any().unbind());
         }
-        self.as_in_context(py, other)
+        // A context: a new copy there (MXNet's copyto always copies).
+        py.import("ferrograd.context")?.getattr("_check_context")?.call1((other,))?;
+        let x = self.inner.clone();
+        Py::new(py, PyNDArray::new(enter(py, is_heavy(x.size()), || Ok(x.copy()))?))?.into_py_any(py)
     }
 
-    /// Returns the array on `ctx` (CPU only: a copy unless it is already there, as in MXNet).
-    fn as_in_context(&self, py: Python<'_>, ctx: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        py.import("ferrograd.context")?.getattr("_check_context")?.call1((ctx,))?;
-        Py::new(py, PyNDArray::new(self.inner.clone()))?.into_py_any(py)
+    /// The array on `ctx`: itself, since every array lives on the CPU (MXNet returns `self` when
+    /// the context already matches).
+    fn as_in_context(slf: &Bound<'_, Self>, ctx: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        slf.py().import("ferrograd.context")?.getattr("_check_context")?.call1((ctx,))?;
+        Ok(slf.clone().into_any().unbind())
     }
 
     /// A private, writable NumPy copy (MXNet semantics).
@@ -512,6 +532,60 @@ impl PyNDArray {
         let f = py.import("ferrograd.ndarray")?.getattr("array")?;
         let dtype = slf.borrow().inner.dtype().name();
         (f, (arr, py.None(), dtype)).into_bound_py_any(py)
+    }
+
+    // --- Zero-copy interop (all of it, and its `unsafe`, in interop.rs) ---
+
+    /// A zero-copy, read-only NumPy view of a snapshot of the array: later in-place writes to
+    /// the array copy first, so the view never changes. Use `asnumpy()` for a writable copy.
+    fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::interop::to_numpy(py, &self.inner)
+    }
+
+    /// NumPy protocol (`np.asarray(x)`): the read-only snapshot view; a copy for `copy=True` or
+    /// another `dtype`.
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::interop::array(py, &self.inner, dtype, copy)
+    }
+
+    /// DLPack export: a capsule over a read-only snapshot (versioned when `max_version >= (1, 0)`).
+    #[pyo3(signature = (stream=None, *, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__<'py>(
+        &self,
+        py: Python<'py>,
+        stream: Option<&Bound<'py, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::interop::to_dlpack(py, &self.inner, stream, max_version, dl_device, copy)
+    }
+
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        crate::interop::dlpack_device()
+    }
+
+    /// Buffer protocol (`memoryview(x)`): a read-only snapshot, strided like the array.
+    #[cfg(any(not(Py_LIMITED_API), Py_3_11))]
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut pyo3::ffi::Py_buffer,
+        flags: std::ffi::c_int,
+    ) -> PyResult<()> {
+        // SAFETY: CPython's bf_getbuffer contract, forwarded (see interop::get_buffer).
+        unsafe { crate::interop::get_buffer(&slf, view, flags) }
+    }
+
+    #[cfg(any(not(Py_LIMITED_API), Py_3_11))]
+    unsafe fn __releasebuffer__(&self, view: *mut pyo3::ffi::Py_buffer) {
+        // SAFETY: CPython's bf_releasebuffer contract, forwarded (see interop::release_buffer).
+        unsafe { crate::interop::release_buffer(view) }
     }
 
     #[classattr]

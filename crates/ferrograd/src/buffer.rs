@@ -139,6 +139,6 @@ impl Buffer {
 
     /// Address of the first element (for zero-copy export and aliasing checks).
     pub fn data_ptr(&self) -> *const u8 {
-        match_buffer!(self, m => m.as_slice().as_ptr() as *const u8)
+        match_buffer!(self, m => m.as_slice().as_ptr().cast::<u8>())
     }
 }

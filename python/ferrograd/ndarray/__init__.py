@@ -1,53 +1,105 @@
 """``ferrograd.nd``: MXNet 1.x NDArray API (``mx.nd``).
 
 Arrays are float32 by default, arithmetic broadcasts, reductions without an axis return shape
-``(1,)``, and execution is synchronous (``waitall``/``wait_to_read`` are no-ops).
+``(1,)``, and execution is synchronous (``waitall``/``wait_to_read`` are no-ops). Without NumPy
+shape semantics (MXNet 1.x's default), creating a zero-dimensional array with ``zeros(())`` and
+friends raises :class:`~ferrograd.base.MXNetError`; ``array(3.0)`` is still 0-d, as in MXNet.
 """
+
+import operator as _operator
 
 import numpy as _np
 
 from .. import _ferrograd
 from .._ferrograd import NDArray
-from ..context import Context, current_context
-from . import random
+from ..base import DTypeError, MXNetError, ShapeError, ValueError_
+from ..context import Context, _check_context, current_context
+from . import _fluent, random
+from ._interop import from_dlpack, from_numpy, to_dlpack_for_read
 from ._registry import make_ops
 
 globals().update({k: v for k, v in make_ops().items() if k.isidentifier()})
+_fluent.attach(NDArray)
 
 
 def _dtype(dtype, default="float32"):
     return default if dtype is None else dtype
 
 
-def array(source_array, ctx=None, dtype=None):
-    """Creates an array from any array-like (copy). Default dtype float32, as in MXNet.
+def _ctx(ctx):
+    if ctx is not None:
+        _check_context(ctx)
 
-    ``dtype=None`` gives float32 for lists and for NumPy arrays alike (MXNet 1.x), and keeps the
-    dtype of a source NDArray.
+
+def _shape_arg(shape, op):
+    """A validated shape tuple: ints >= 0; ``()`` only with NumPy shape semantics (MXNet 1.x)."""
+    if isinstance(shape, (int, _np.integer)):
+        shape = (shape,)
+    try:
+        shape = tuple(_operator.index(d) for d in shape)
+    except TypeError:
+        raise DTypeError(f"{op}: shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(d < 0 for d in shape):
+        raise ValueError_(f"{op}: negative dimension in shape {shape}")
+    if not shape and not _ferrograd._np_shape():
+        raise ShapeError(
+            f"{op}: shape () (a zero-dimensional array) is not supported with MXNet 1.x shape "
+            "semantics; use shape (1,), or turn NumPy shape semantics on"
+        )
+    return shape
+
+
+def array(source_array, ctx=None, dtype=None):
+    """Creates an array from any array-like (always a copy).
+
+    ``dtype=None`` gives float32 for scalars, lists and NumPy arrays alike (MXNet 1.x: an int64
+    or float64 NumPy array becomes float32), and keeps the dtype of a source NDArray.
     """
+    _ctx(ctx)
     if isinstance(source_array, NDArray) and dtype is None:
         dtype = source_array.dtype
-    return _ferrograd._array(source_array, _dtype(dtype))
+    try:
+        return _ferrograd._array(source_array, _dtype(dtype))
+    except MXNetError:
+        raise
+    except ValueError as e:
+        raise ValueError_(
+            f"array: source_array must be a scalar or a (nested) sequence of equal-length "
+            f"sequences; got {type(source_array).__name__} ({e})"
+        ) from None
+    except TypeError as e:
+        raise DTypeError(f"array: source_array must be array-like, got "
+                         f"{type(source_array).__name__} ({e})") from None
+
+
+def _sparse_check(stype, op):
+    if stype not in (None, "default"):
+        raise MXNetError(
+            f"{op}: storage type {stype!r} is not supported; ferrograd arrays are dense")
 
 
 def empty(shape, ctx=None, dtype=None):
-    """An uninitialised array (here: zeros)."""
+    """An array of ``shape`` (filled with zeros: ferrograd never hands out uninitialised memory)."""
     return zeros(shape, ctx, dtype)
 
 
-def zeros(shape, ctx=None, dtype=None, **kwargs):
-    """An array of zeros."""
-    return _ferrograd._full(shape, 0.0, _dtype(dtype))
+def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
+    """An array of zeros (float32 unless ``dtype`` is given)."""
+    _ctx(ctx)
+    _sparse_check(stype, "zeros")
+    return _ferrograd._full(_shape_arg(shape, "zeros"), 0.0, _dtype(dtype))
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
-    """An array of ones."""
-    return _ferrograd._full(shape, 1.0, _dtype(dtype))
+    """An array of ones (float32 unless ``dtype`` is given)."""
+    _ctx(ctx)
+    return _ferrograd._full(_shape_arg(shape, "ones"), 1.0, _dtype(dtype))
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
-    """An array filled with ``val``."""
-    res = _ferrograd._full(shape, float(val), _dtype(dtype))
+    """An array of ``shape`` filled with ``val``; written into ``out`` when given."""
+    _ctx(ctx)
+    res = _ferrograd._full(_shape_arg(shape, "full"), float(val), _dtype(dtype))
     if out is not None:
         out[:] = res
         return out
@@ -55,11 +107,23 @@ def full(shape, val, ctx=None, dtype=None, out=None):
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):
-    """Evenly spaced values in ``[start, stop)``; each value repeated ``repeat`` times."""
+    """Values ``start, start+step, ...`` below ``stop``, each repeated ``repeat`` times.
+
+    As in MXNet the range must be non-empty (``start < stop`` for a positive step, ``start > stop``
+    for a negative one), ``step`` non-zero and ``repeat`` positive.
+    """
+    _ctx(ctx)
     if stop is None:
         start, stop = 0, start
     if step == 0:
-        raise ValueError("arange: step cannot be 0")
+        raise ValueError_(f"arange: step cannot be 0 (start={start}, stop={stop})")
+    if not isinstance(repeat, (int, _np.integer)) or repeat <= 0:
+        raise ValueError_(f"arange: repeat must be a positive integer, got {repeat!r}")
+    if (step > 0 and not start < stop) or (step < 0 and not start > stop):
+        raise ValueError_(
+            f"arange: (start, stop, step) = ({start}, {stop}, {step}) gives an empty or "
+            "negative-size range"
+        )
     vals = _np.arange(start, stop, step, dtype=_np.float64)
     if repeat != 1:
         vals = _np.repeat(vals, int(repeat))
@@ -67,27 +131,41 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
 
 
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
-    """``num`` evenly spaced values from ``start`` to ``stop``."""
-    if num < 0:
-        raise ValueError(f"linspace: number of samples must be non-negative, got {num}")
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included when ``endpoint``)."""
+    _ctx(ctx)
+    if not isinstance(num, (int, _np.integer)) or num < 0:
+        raise ValueError_(
+            f"linspace: number of samples must be a non-negative integer, got {num!r}")
     return _ferrograd._array(_np.linspace(start, stop, num, endpoint=endpoint), _dtype(dtype))
 
 
-def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
-    """A 2-D array with ones on diagonal ``k``."""
+def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):  # noqa: N803 - MXNet's parameter names
+    """A 2-D ``N x M`` array (``M=0`` means ``N``) with ones on diagonal ``k``."""
+    _ctx(ctx)
+    for name, v in (("N", N), ("M", M), ("k", k)):
+        if not isinstance(v, (int, _np.integer)):
+            raise DTypeError(f"eye: {name} must be an integer, got {v!r}")
     if N < 0 or M < 0:
-        raise ValueError(f"eye: negative dimensions N={N}, M={M}")
+        raise ValueError_(f"eye: negative dimensions N={N}, M={M}")
     return _ferrograd._array(_np.eye(N, M or None, k), _dtype(dtype))
 
 
 def zeros_like(data, out=None, **kwargs):  # noqa: F811 - the registry op is shadowed on purpose
     """Zeros with the shape and dtype of ``data``."""
-    return _ferrograd._full(data.shape, 0.0, data.dtype)
+    res = _ferrograd._full(data.shape, 0.0, data.dtype)
+    if out is not None:
+        out[:] = res
+        return out
+    return res
 
 
 def ones_like(data, out=None, **kwargs):  # noqa: F811
     """Ones with the shape and dtype of ``data``."""
-    return _ferrograd._full(data.shape, 1.0, data.dtype)
+    res = _ferrograd._full(data.shape, 1.0, data.dtype)
+    if out is not None:
+        out[:] = res
+        return out
+    return res
 
 
 def waitall():
@@ -102,32 +180,35 @@ def _binary_or_scalar(lhs, rhs, op):
 
 def add(lhs, rhs):
     """``lhs + rhs`` with broadcasting; either side may be a scalar."""
-    return _binary_or_scalar(lhs, rhs, lambda a, b: a + b)
+    return _binary_or_scalar(lhs, rhs, _operator.add)
 
 
 def subtract(lhs, rhs):
     """``lhs - rhs`` with broadcasting."""
-    return _binary_or_scalar(lhs, rhs, lambda a, b: a - b)
+    return _binary_or_scalar(lhs, rhs, _operator.sub)
 
 
 def multiply(lhs, rhs):
     """``lhs * rhs`` with broadcasting."""
-    return _binary_or_scalar(lhs, rhs, lambda a, b: a * b)
+    return _binary_or_scalar(lhs, rhs, _operator.mul)
 
 
 def divide(lhs, rhs):
-    """``lhs / rhs`` with broadcasting."""
-    return _binary_or_scalar(lhs, rhs, lambda a, b: a / b)
+    """``lhs / rhs`` with broadcasting (integer arrays truncate, as in MXNet)."""
+    return _binary_or_scalar(lhs, rhs, _operator.truediv)
+
+
+true_divide = divide
 
 
 def modulo(lhs, rhs):
-    """``lhs % rhs`` with broadcasting."""
-    return _binary_or_scalar(lhs, rhs, lambda a, b: a % b)
+    """``lhs % rhs`` with broadcasting (the result takes the divisor's sign)."""
+    return _binary_or_scalar(lhs, rhs, _operator.mod)
 
 
 def power(base, exp):
     """``base ** exp`` with broadcasting."""
-    return _binary_or_scalar(base, exp, lambda a, b: a**b)
+    return _binary_or_scalar(base, exp, _operator.pow)
 
 
 def maximum(lhs, rhs):
@@ -136,7 +217,9 @@ def maximum(lhs, rhs):
         return broadcast_maximum(lhs, rhs)  # noqa: F821 - from the registry
     if isinstance(lhs, NDArray):
         return _maximum_scalar(lhs, scalar=float(rhs))  # noqa: F821
-    return _maximum_scalar(rhs, scalar=float(lhs))  # noqa: F821
+    if isinstance(rhs, NDArray):
+        return _maximum_scalar(rhs, scalar=float(lhs))  # noqa: F821
+    return max(lhs, rhs)
 
 
 def minimum(lhs, rhs):
@@ -145,38 +228,43 @@ def minimum(lhs, rhs):
         return broadcast_minimum(lhs, rhs)  # noqa: F821
     if isinstance(lhs, NDArray):
         return _minimum_scalar(lhs, scalar=float(rhs))  # noqa: F821
-    return _minimum_scalar(rhs, scalar=float(lhs))  # noqa: F821
+    if isinstance(rhs, NDArray):
+        return _minimum_scalar(rhs, scalar=float(lhs))  # noqa: F821
+    return min(lhs, rhs)
 
 
 def equal(lhs, rhs):
-    """``lhs == rhs`` (0/1)."""
-    return _binary_or_scalar(lhs, rhs, lambda a, b: a == b)
+    """``lhs == rhs`` (0/1 in the operands' dtype)."""
+    return _binary_or_scalar(lhs, rhs, _operator.eq)
 
 
 def not_equal(lhs, rhs):
     """``lhs != rhs`` (0/1)."""
-    return _binary_or_scalar(lhs, rhs, lambda a, b: a != b)
+    return _binary_or_scalar(lhs, rhs, _operator.ne)
 
 
 def greater(lhs, rhs):
     """``lhs > rhs`` (0/1)."""
-    return _binary_or_scalar(lhs, rhs, lambda a, b: a > b)
+    return _binary_or_scalar(lhs, rhs, _operator.gt)
 
 
 def greater_equal(lhs, rhs):
     """``lhs >= rhs`` (0/1)."""
-    return _binary_or_scalar(lhs, rhs, lambda a, b: a >= b)
+    return _binary_or_scalar(lhs, rhs, _operator.ge)
 
 
 def lesser(lhs, rhs):
     """``lhs < rhs`` (0/1)."""
-    return _binary_or_scalar(lhs, rhs, lambda a, b: a < b)
+    return _binary_or_scalar(lhs, rhs, _operator.lt)
 
 
 def lesser_equal(lhs, rhs):
     """``lhs <= rhs`` (0/1)."""
-    return _binary_or_scalar(lhs, rhs, lambda a, b: a <= b)
+    return _binary_or_scalar(lhs, rhs, _operator.le)
 
 
 __all__ = ["NDArray", "Context", "current_context", "array", "zeros", "ones", "full", "empty",
-           "arange", "linspace", "eye", "zeros_like", "ones_like", "waitall", "random"]
+           "arange", "linspace", "eye", "zeros_like", "ones_like", "waitall", "random", "add",
+           "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum",
+           "minimum", "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"]
+__all__ += ["from_numpy", "from_dlpack", "to_dlpack_for_read"]

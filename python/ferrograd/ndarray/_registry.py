@@ -2,14 +2,29 @@
 
 Each function gets a real signature (``inspect.signature`` works, IDEs see the parameters) and a
 docstring; no source text is generated or ``exec``-ed. A call with only positional arrays takes a
-fast path straight into the native op.
+fast path straight into the native op. Bad calls (wrong number of inputs, non-array inputs,
+unknown keywords) raise :class:`~ferrograd.base.DTypeError`, an ``MXNetError`` that is also a
+``TypeError``, naming the op.
 """
 
 import inspect
 
 from .._ferrograd import NDArray, _invoke, _op_info
+from ..base import DTypeError, MXNetError
 
 _P = inspect.Parameter
+
+
+def _bad_call(name, sig, why):
+    return DTypeError(f"{name}(): {why} (signature: {name}{sig})")
+
+
+def _param(v):
+    """A tuple with ``None`` entries (``slice`` ends) in MXNet's string form ``(1, None)``."""
+    if isinstance(v, (tuple, list)) and any(e is None for e in v):
+        return "(" + ", ".join("None" if e is None else str(int(e)) for e in v) + \
+            ("," if len(v) == 1 else "") + ")"
+    return v
 
 
 def _make(name, inputs, params, doc):
@@ -22,19 +37,34 @@ def _make(name, inputs, params, doc):
 
     def op(*args, **kwargs):
         if not kwargs and len(args) == n_in:
-            res = _invoke(name, list(args))
-            return res[0] if len(res) == 1 else res
-        bound = sig.bind(*args, **kwargs)
+            try:
+                res = _invoke(name, list(args))
+            except MXNetError:
+                raise
+            except TypeError:
+                pass  # a non-array input: the checks below name it
+            else:
+                return res[0] if len(res) == 1 else res
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise _bad_call(name, sig, str(e)) from None
         out = bound.arguments.pop("out", None)
         bound.arguments.pop("name", None)
         arrays = [bound.arguments.pop(a, None) for a in inputs]
         missing = [a for a, v in zip(inputs, arrays) if v is None]
         if missing:
-            raise TypeError(f"{name}() missing required input(s): {', '.join(missing)}")
+            raise _bad_call(name, sig, f"missing required input(s): {', '.join(missing)}")
         for a, v in zip(inputs, arrays):
             if not isinstance(v, NDArray):
-                raise TypeError(f"{name}(): argument '{a}' must be an NDArray, got {type(v).__name__}")
-        res = _invoke(name, arrays, bound.arguments)
+                raise _bad_call(name, sig, f"argument '{a}' must be an NDArray, "
+                                           f"got {type(v).__name__}")
+        try:
+            res = _invoke(name, arrays, {k: _param(v) for k, v in bound.arguments.items()})
+        except MXNetError:
+            raise
+        except TypeError as e:  # a parameter value the native side cannot convert
+            raise _bad_call(name, sig, str(e)) from None
         res = res[0] if len(res) == 1 else res
         if out is not None:
             out[:] = res

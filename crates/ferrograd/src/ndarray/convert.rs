@@ -132,7 +132,13 @@ impl NDArray {
 
     /// `self[args] = src`: writes into the indexed region of this array's own storage.
     pub fn assign_index(&mut self, args: &[super::SliceArg], src: &NDArray) -> Result<()> {
-        let layout = self.slice_layout(args)?;
+        let mut layout = self.slice_layout(args)?;
+        if super::has_repeated_positions(&self.layout) {
+            // A broadcast array is materialised first: writing one row in place would also
+            // change every row that shares its memory.
+            *self = self.to_contiguous_copy();
+            layout = self.slice_layout(args)?;
+        }
         let mut region = self.with_layout(layout);
         region.assign_from(src)?;
         if !region.shares_storage(self) {

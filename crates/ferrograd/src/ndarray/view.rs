@@ -23,7 +23,9 @@ pub enum SliceArg {
 /// Normalises a possibly negative axis for an array of `ndim` dimensions.
 pub fn normalize_axis(op: &str, axis: i64, ndim: usize) -> Result<usize> {
     let n = ndim as i64;
-    if axis < -n || axis >= n.max(if ndim == 0 { 1 } else { n }) || (ndim == 0 && axis != 0 && axis != -1) {
+    // A 0-d array has no axis at all (NumPy's AxisError); accepting 0/-1 here used to index
+    // past the end of empty axis lists.
+    if axis < -n || axis >= n {
         return Err(Error::Index(format!("{op}: axis {axis} is out of range for an array with {ndim} dimensions")));
     }
     Ok(if axis < 0 { (axis + n) as usize } else { axis as usize })
@@ -145,6 +147,7 @@ impl NDArray {
     pub fn slice_layout(&self, args: &[SliceArg]) -> Result<ferrograd_kernels::Layout> {
         let mut l = self.layout.clone();
         let mut axis = 0usize; // current axis in `l`
+        let mut src_axis = 0usize; // the axis of `self` being indexed (for error messages)
         let consumed = args.iter().filter(|a| !matches!(a, SliceArg::NewAxis)).count();
         if consumed > self.ndim() {
             return Err(Error::Index(format!(
@@ -158,16 +161,18 @@ impl NDArray {
                     let n = l.shape[axis] as i64;
                     if i < -n || i >= n {
                         return Err(Error::Index(format!(
-                            "index {i} is out of bounds for axis {axis} with size {n} (array shape {})",
+                            "index {i} is out of bounds for axis {src_axis} with size {n} (array shape {})",
                             fmt_shape(self.shape())
                         )));
                     }
                     l = l.index_axis(axis, if i < 0 { (i + n) as usize } else { i as usize });
+                    src_axis += 1;
                 }
                 SliceArg::Range { start, stop, step } => {
                     let (s, st, len) = resolve_range(l.shape[axis], start, stop, step)?;
                     l = l.slice_axis(axis, s, st, len);
                     axis += 1;
+                    src_axis += 1;
                 }
                 SliceArg::NewAxis => {
                     l = l.insert_axis(axis);

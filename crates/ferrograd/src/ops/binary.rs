@@ -454,7 +454,10 @@ impl Op for Scalar {
 
 fn scalar_kernel<T: Num>(kind: BinaryKind, x: &[T], l: &Layout, s: f64, reverse: bool, out: &mut [T]) {
     use BinaryKind::*;
+    // The scalar is first converted to the array's dtype (MXNet's `DType(scalar)`), for every
+    // kind alike: `float32 == 0.1` compares at float32, `int32 + 2.5` adds 2.
     let c = T::from_f64(s);
+    let cf = c.to_f64();
     let lt = Cost::Light;
     match (kind, reverse) {
         (Add, _) => unary(x, l, out, lt, move |v: T| T::add(v, c)),
@@ -465,10 +468,10 @@ fn scalar_kernel<T: Num>(kind: BinaryKind, x: &[T], l: &Layout, s: f64, reverse:
         (Div, true) => unary(x, l, out, lt, move |v: T| T::div(c, v)),
         (Maximum, _) => unary(x, l, out, lt, move |v: T| T::max(v, c)),
         (Minimum, _) => unary(x, l, out, lt, move |v: T| T::min(v, c)),
-        (Gt, false) => unary(x, l, out, lt, move |v: T| T::truth(v.to_f64() > s)),
-        (Lt, false) => unary(x, l, out, lt, move |v: T| T::truth(v.to_f64() < s)),
-        (k, false) => unary(x, l, out, Cost::Heavy, move |v: T| T::from_f64(int_safe(k, v.to_f64(), s, T::IS_FLOAT))),
-        (k, true) => unary(x, l, out, Cost::Heavy, move |v: T| T::from_f64(int_safe(k, s, v.to_f64(), T::IS_FLOAT))),
+        (Gt, false) => unary(x, l, out, lt, move |v: T| T::truth(v > c)),
+        (Lt, false) => unary(x, l, out, lt, move |v: T| T::truth(v < c)),
+        (k, false) => unary(x, l, out, Cost::Heavy, move |v: T| T::from_f64(int_safe(k, v.to_f64(), cf, T::IS_FLOAT))),
+        (k, true) => unary(x, l, out, Cost::Heavy, move |v: T| T::from_f64(int_safe(k, cf, v.to_f64(), T::IS_FLOAT))),
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::binary::{Binary, BinaryKind, Scalar};
 use super::matmul::Dot;
 use super::reduce::{Reduce, ReduceKind};
-use super::shape::{BroadcastTo, Cast, Reshape, Transpose};
+use super::shape::{BroadcastExact, BroadcastTo, Cast, Reshape, ReshapeExact, Transpose};
 use super::unary::{Unary, UnaryKind};
 use super::{run, Ctx, Op, OpRef};
 use crate::dtype::DType;
@@ -100,11 +100,19 @@ impl<'a> Grad<'a> {
         if self.shape(a) == shape {
             return Ok(a);
         }
+        if shape.contains(&0) {
+            // MXNet's Reshape reads 0 as "copy this axis": empty shapes need the exact op.
+            return self.apply1(ReshapeExact { shape: shape.to_vec() }, &[a]);
+        }
         self.apply1(Reshape::to(shape), &[a])
     }
     pub fn broadcast_to(&mut self, a: Val, shape: &[usize]) -> Result<Val> {
         if self.shape(a) == shape {
             return Ok(a);
+        }
+        if shape.contains(&0) {
+            // broadcast_to reads 0 as "keep this axis": empty shapes need the exact op.
+            return self.apply1(BroadcastExact { shape: shape.to_vec() }, &[a]);
         }
         self.apply1(BroadcastTo { shape: shape.to_vec() }, &[a])
     }

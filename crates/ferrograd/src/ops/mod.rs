@@ -9,6 +9,7 @@
 pub mod attrs;
 pub mod binary;
 pub mod grad;
+pub mod indexing;
 pub mod matmul;
 pub mod reduce;
 pub mod registry;

@@ -141,7 +141,7 @@ fn without_nan(x: &NDArray, fill: f64) -> Result<NDArray> {
     let keep = super::run1(
         &super::binary::Scalar { kind: BinaryKind::Eq, scalar: 0.0, reverse: false },
         &Ctx::default(),
-        &[isnan.clone()],
+        std::slice::from_ref(&isnan),
     )?;
     let zeroed = super::run1(
         &super::binary::Binary { kind: BinaryKind::Mul, broadcast: true },
@@ -259,10 +259,19 @@ impl Op for Reduce {
                 let mask = g.binary(BinaryKind::Eq, x, yk)?;
                 g.mul(gb, mask)?
             }
-            ReduceKind::Prod | ReduceKind::NanProd => {
+            ReduceKind::Prod => {
                 // d/dx_i Πx = Π_{j≠i} x_j, computed without dividing by x_i (no NaN at zeros).
-                let others = g.apply1(ProdOthers { axis: self.axis.clone(), exclude: self.exclude }, &[x])?;
+                let others =
+                    g.apply1(ProdOthers { axis: self.axis.clone(), exclude: self.exclude, nan_as_one: false }, &[x])?;
                 g.mul(gb, others)?
+            }
+            ReduceKind::NanProd => {
+                // NaNs count as 1 in the others' product and get gradient 0 themselves.
+                let others =
+                    g.apply1(ProdOthers { axis: self.axis.clone(), exclude: self.exclude, nan_as_one: true }, &[x])?;
+                let ok = g.binary(BinaryKind::Eq, x, x)?;
+                let t = g.mul(gb, others)?;
+                g.mul(t, ok)?
             }
             ReduceKind::Norm1 => {
                 let s = g.unary(UnaryKind::Sign, x)?;
@@ -313,6 +322,8 @@ where
 pub struct ProdOthers {
     pub axis: Option<Vec<i64>>,
     pub exclude: bool,
+    /// Treat NaN as 1 (the gradient of `nanprod`).
+    pub nan_as_one: bool,
 }
 
 impl Op for ProdOthers {
@@ -333,7 +344,10 @@ impl Op for ProdOthers {
         perm.extend((0..nd).filter(|&d| flags[d]).map(|d| d as i64));
         let m: usize = (0..nd).filter(|&d| flags[d]).map(|d| x.shape()[d]).product();
         let xt = x.transpose(&perm)?.to_contiguous();
-        let v = xt.to_f64_vec();
+        let mut v = xt.to_f64_vec();
+        if self.nan_as_one {
+            v.iter_mut().filter(|e| e.is_nan()).for_each(|e| *e = 1.0);
+        }
         let mut res = vec![0.0; v.len()];
         if m > 0 {
             for (row, out) in v.chunks(m).zip(res.chunks_mut(m)) {

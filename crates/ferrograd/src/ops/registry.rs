@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::binary::{Binary, BinaryKind, Scalar};
+use super::indexing::{gather_nd_op, scatter_nd_op, take_grad_op, take_op};
 use super::matmul::Dot;
 use super::reduce::{ArgReduce, Reduce, ReduceKind};
 use super::shape::{BasicIndex, BroadcastTo, Cast, Fill, Identity, Reshape, Transpose};
@@ -212,6 +213,18 @@ macro_rules! args_of {
     (dot) => {
         &["lhs", "rhs"]
     };
+    (take_op) => {
+        &["a", "indices"]
+    };
+    (take_grad_op) => {
+        &["ograd", "indices"]
+    };
+    (gather_nd_op) => {
+        &["data", "indices"]
+    };
+    (scatter_nd_op) => {
+        &["data", "indices"]
+    };
     ($other:ident) => {
         &["data"]
     };
@@ -352,6 +365,11 @@ entries! {
     "squeeze" [] ("axis") => squeeze, "Remove size-1 axes.";
     "slice" ["crop"] ("begin", "end", "step") => slice, "Basic slice with begin/end/step per axis.";
     "slice_axis" [] ("axis", "begin", "end") => slice_axis, "Slice along one axis.";
+    "take" [] ("axis", "mode") => take_op, "Slices of a along axis at the given indices (mode clip, wrap or raise).";
+    "_backward_take" [] ("axis", "mode", "shape") => take_grad_op, "Gradient of take: scatter-add into zeros of shape.";
+    "gather_nd" [] () => gather_nd_op, "Elements or slices of data at index tuples indices[:, i] (shape (M, ...)).";
+    "scatter_nd" [] ("shape") => scatter_nd_op, "Zeros of shape with data written at index tuples indices[:, i].";
+    "_backward_gather_nd" [] ("shape") => scatter_nd_op, "Zeros of shape with data added at index tuples (gather_nd gradient).";
 }
 
 /// Looks an op up by name or alias.

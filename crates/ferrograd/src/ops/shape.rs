@@ -28,6 +28,7 @@ pub fn infer_reshape(src: &[usize], spec: &[i64], reverse: bool) -> Result<Vec<u
     let mut out: Vec<i64> = Vec::new();
     let (mut i, mut j) = (0usize, 0usize); // i: position in src, j: in spec
     let mut infer_at: Option<usize> = None;
+    let mut infer_src = 0usize; // the input axis the -1 stands at
     while j < spec_v.len() {
         match spec_v[j] {
             0 => {
@@ -39,6 +40,7 @@ pub fn infer_reshape(src: &[usize], spec: &[i64], reverse: bool) -> Result<Vec<u
                 if infer_at.replace(out.len()).is_some() {
                     return Err(err("more than one -1"));
                 }
+                infer_src = i;
                 out.push(-1);
                 i += 1;
             }
@@ -79,10 +81,18 @@ pub fn infer_reshape(src: &[usize], spec: &[i64], reverse: bool) -> Result<Vec<u
     let total: usize = src.iter().product();
     if let Some(k) = infer_at {
         let known: i64 = out.iter().enumerate().filter(|&(n, _)| n != k).map(|(_, &d)| d).product();
-        if known == 0 || total as i64 % known != 0 {
+        if known == 0 && total == 0 {
+            // An empty array (`(0, 3)` flattened by `(0, -1)`): the size cannot come from the
+            // element count, so -1 takes the input axes it stands for (its own and any left
+            // unconsumed at the end), which makes Flatten of an empty batch give `(0, 3)`.
+            let covered =
+                src_v.get(infer_src).copied().unwrap_or(1) * src_v.get(i..).unwrap_or(&[]).iter().product::<usize>();
+            out[k] = covered as i64;
+        } else if known == 0 || total as i64 % known != 0 {
             return Err(err("-1 cannot be inferred"));
+        } else {
+            out[k] = total as i64 / known;
         }
-        out[k] = total as i64 / known;
     }
     let mut shape: Vec<usize> = out.into_iter().map(|d| d as usize).collect();
     if reverse {
@@ -213,7 +223,6 @@ impl Op for BroadcastTo {
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let t = self.target(&inputs[0].shape);
-        NDArray::zeros(&inputs[0].shape.iter().map(|_| 1).collect::<Vec<_>>(), DType::Bool);
         if inputs[0].shape.len() > t.len()
             || inputs[0].shape.iter().rev().zip(t.iter().rev()).any(|(&a, &b)| a != b && a != 1)
         {
@@ -237,6 +246,82 @@ impl Op for BroadcastTo {
     }
     fn grad(&self, _g: &mut Grad<'_>, _inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
         // The caller's unbroadcast sums the output-shaped gradient back to the input shape.
+        Ok(vec![Some(og[0])])
+    }
+}
+
+/// Reshape to an exact shape, where 0 is a real (empty) size rather than MXNet's "copy" code.
+/// Gradient rules use it (through [`Grad::reshape`](super::Grad::reshape)) only for shapes with a
+/// zero, so ordinary graphs keep MXNet's `Reshape`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReshapeExact {
+    pub shape: Vec<usize>,
+}
+
+impl Op for ReshapeExact {
+    fn name(&self) -> &'static str {
+        "_reshape_exact"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("shape", fmt_tuple(&self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>()))]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        if inputs[0].shape.iter().product::<usize>() != self.shape.iter().product::<usize>() {
+            return Err(Error::Shape(format!(
+                "_reshape_exact: cannot reshape array of shape {} into shape {}",
+                fmt_shape(&inputs[0].shape),
+                fmt_shape(&self.shape)
+            )));
+        }
+        Ok(vec![Meta::new(&self.shape, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0] = inputs[0].reshape(&self.shape)?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(self.infer(&[inputs[0].meta()]).and_then(|_| inputs[0].reshape(&self.shape)))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let s = g.shape(inputs[0]);
+        Ok(vec![Some(g.reshape(og[0], &s)?)])
+    }
+}
+
+/// Broadcast to an exact shape (NumPy rules; 0 is a real size, unlike `broadcast_to`'s "keep").
+/// Used by gradient rules for shapes with a zero.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BroadcastExact {
+    pub shape: Vec<usize>,
+}
+
+impl Op for BroadcastExact {
+    fn name(&self) -> &'static str {
+        "_broadcast_exact"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("shape", fmt_tuple(&self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>()))]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let probe = NDArray::zeros(&[], inputs[0].dtype).broadcast_to(&inputs[0].shape)?;
+        probe.broadcast_to(&self.shape)?;
+        Ok(vec![Meta::new(&self.shape, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0] = inputs[0].broadcast_to(&self.shape)?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(inputs[0].broadcast_to(&self.shape))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        // As for `broadcast_to`: the caller's unbroadcast sums back to the input shape.
         Ok(vec![Some(og[0])])
     }
 }
@@ -411,8 +496,8 @@ impl Op for BasicIndexGrad {
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let mut out = NDArray::zeros(&self.shape, inputs[0].dtype());
-        let region = out.slice(&self.args)?;
-        let dl = region.layout().clone();
+        // Only the layout: a sliced view would hold the buffer and force a copy on the write.
+        let dl = out.slice_layout(&self.args)?;
         let src = inputs[0].snapshot();
         let sl = inputs[0].layout().clone();
         out.write(|buf, _| {

@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""Side-by-side timings of ferrograd, NumPy and (when importable) PyTorch, in one process.
+
+Usage: ``python3 benches/python/compare.py [--threads N] [--only PATTERN] [--json FILE]``.
+PyTorch is optional: without it its columns read "n/a". See benches/python/README.md.
+
+Every workload is a function that builds its inputs and returns the median time per call of each
+framework (``Bench.measure``); it is registered in ``WORKLOADS`` with its work amount (bytes or
+FLOPs, for the GB/s / GFLOP/s columns) and its target for ferrograd.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+import timeit
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+FRAMEWORKS = ("ferrograd", "numpy", "torch")
+LABELS = {"ferrograd": "ferrograd", "numpy": "NumPy", "torch": "PyTorch"}
+
+# A case is a statement timed by timeit with its namespace: strings keep the measured loop free of
+# an extra Python call, which matters for the microsecond workloads.
+Case = tuple  # (stmt: str, namespace: dict)
+
+
+def case(stmt: str, **ns: Any) -> Case:
+    return (stmt, ns)
+
+
+# ----------------------------------------------------------------------------------------------
+# Timing
+
+
+@dataclass
+class Bench:
+    """Shared state of one run: imported modules, options and timing policy."""
+
+    mx: Any
+    np: Any
+    torch: Any  # None when PyTorch is not importable
+    repeat: int
+    min_time: float
+    notes: list = field(default_factory=list)
+
+    def frameworks(self) -> list:
+        return [fw for fw in FRAMEWORKS if fw != "torch" or self.torch is not None]
+
+    def measure(self, builders: dict) -> dict:
+        """Median seconds per call for each framework; None where its case is unavailable.
+
+        ``builders`` maps a framework to a zero-argument function returning a ``Case`` (built
+        lazily so a missing API, e.g. a function not written yet, yields "n/a" instead of an
+        error). Each case is warmed up and calibrated (autorange: loops per repeat so one repeat
+        lasts >= min_time), then the repeats of all frameworks are interleaved so that a burst
+        of load on the shared machine hits every column alike.
+        """
+        timers, loops, samples = {}, {}, {}
+        for fw in self.frameworks():
+            build = builders.get(fw)
+            if build is None:
+                continue
+            try:
+                stmt, ns = build()
+                timer = timeit.Timer(stmt, globals=ns)
+                timer.timeit(3)  # warm-up: first-call costs (allocation, dispatch caches)
+                loops[fw] = _calibrate(timer, self.min_time)
+            except Exception as exc:  # a missing/unfinished API must not stop the run
+                self.notes.append(f"{fw}: {type(exc).__name__}: {exc}".split("\n")[0][:160])
+                continue
+            timers[fw], samples[fw] = timer, []
+        for _ in range(self.repeat):
+            for fw, timer in timers.items():
+                samples[fw].append(timer.timeit(loops[fw]) / loops[fw])
+        out = {fw: None for fw in self.frameworks()}
+        out.update({fw: statistics.median(s) for fw, s in samples.items()})
+        return out
+
+
+def _calibrate(timer: timeit.Timer, min_time: float) -> int:
+    """Smallest loop count in 1, 2, 5, 10, 20, ... whose run lasts at least ``min_time``."""
+    n = 1
+    while True:
+        for k in (1, 2, 5):
+            loops = n * k
+            if timer.timeit(loops) >= min_time:
+                return loops
+        n *= 10
+
+
+# ----------------------------------------------------------------------------------------------
+# Workloads and targets
+
+
+@dataclass
+class Target:
+    """What ferrograd must reach. kind "max_time": seconds per call <= value; kind "vs_torch":
+    throughput >= value x PyTorch's (i.e. torch_time / ferrograd_time >= value)."""
+
+    kind: str
+    value: float
+
+    def describe(self) -> str:
+        if self.kind == "max_time":
+            return f"<= {fmt_time(self.value)}"
+        return f">= {self.value:.2f}x PyTorch"
+
+    def factor(self, times: dict) -> float | None:
+        """Achieved / required, oriented so that >= 1 means met; None when not measurable."""
+        fg = times.get("ferrograd")
+        if fg is None:
+            return None
+        if self.kind == "max_time":
+            return self.value / fg
+        tt = times.get("torch")
+        return None if tt is None else (tt / fg) / self.value
+
+
+@dataclass
+class Workload:
+    name: str
+    group: str
+    run: Callable  # (Bench) -> {framework: seconds or None}
+    target: Target | None = None
+    work: float = 0.0  # bytes moved or FLOPs per call, for the rate columns
+    unit: str = ""  # "GB/s", "GFLOP/s" or "" (no rate)
+
+
+def _rng_f32(b: Bench, n: int, dtype: str = "float32"):
+    return b.np.random.default_rng(0).standard_normal(n).astype(dtype)
+
+
+def tiny_add(b: Bench) -> dict:
+    a, c = _rng_f32(b, 16), _rng_f32(b, 16)
+    builders = {
+        "ferrograd": lambda: case("x + y", x=b.mx.nd.array(a), y=b.mx.nd.array(c)),
+        "numpy": lambda: case("x + y", x=a, y=c),
+        "torch": lambda: case("x + y", x=b.torch.from_numpy(a), y=b.torch.from_numpy(c)),
+    }
+    return b.measure(builders)
+
+
+N_ELEM = 4 * 1024 * 1024
+
+
+def elementwise(fg_stmt: str, np_stmt: str, torch_stmt: str) -> Callable:
+    """A 4M-float32 elementwise workload; statements see ``x``, ``y`` and the module ``m``."""
+
+    def run(b: Bench) -> dict:
+        a, c = _rng_f32(b, N_ELEM), _rng_f32(b, N_ELEM)
+        mx, np, torch = b.mx, b.np, b.torch
+        return b.measure({
+            "ferrograd": lambda: case(fg_stmt, x=mx.nd.array(a), y=mx.nd.array(c), m=mx.nd),
+            "numpy": lambda: case(np_stmt, x=a, y=c, m=np),
+            "torch": lambda: case(torch_stmt, x=torch.from_numpy(a.copy()),
+                                  y=torch.from_numpy(c.copy()), m=torch),
+        })
+
+    return run
+
+
+GEMM_N = 1024
+
+
+def gemm(dtype: str) -> Callable:
+    def run(b: Bench) -> dict:
+        a = _rng_f32(b, GEMM_N * GEMM_N, dtype).reshape(GEMM_N, GEMM_N)
+        c = _rng_f32(b, GEMM_N * GEMM_N, dtype).reshape(GEMM_N, GEMM_N)
+        mx, torch = b.mx, b.torch
+        return b.measure({
+            "ferrograd": lambda: case("m.dot(x, y)", m=mx.nd, x=mx.nd.array(a, dtype=dtype),
+                                      y=mx.nd.array(c, dtype=dtype)),
+            "numpy": lambda: case("x @ y", x=a, y=c),
+            "torch": lambda: case("m.mm(x, y)", m=torch, x=torch.from_numpy(a.copy()),
+                                  y=torch.from_numpy(c.copy())),
+        })
+
+    return run
+
+
+N_INTEROP = 100_000_000
+
+
+def from_numpy(b: Bench) -> dict:
+    a = b.np.zeros(N_INTEROP, dtype="float32")
+    return b.measure({
+        "ferrograd": lambda: case("m.from_numpy(a)", m=b.mx.nd, a=a),
+        "numpy": lambda: case("m.asarray(a)", m=b.np, a=a),
+        "torch": lambda: case("m.from_numpy(a)", m=b.torch, a=a),
+    })
+
+
+def to_numpy(b: Bench) -> dict:
+    # Arrays owned by each framework (not views of a NumPy array), as a user would hold them.
+    return b.measure({
+        "ferrograd": lambda: case("x.to_numpy()", x=b.mx.nd.zeros((N_INTEROP,))),
+        "numpy": lambda: case("m.asarray(a)", m=b.np, a=b.np.zeros(N_INTEROP, dtype="float32")),
+        "torch": lambda: case("t.numpy()", t=b.torch.zeros(N_INTEROP)),
+    })
+
+
+F32 = 4
+WORKLOADS = [
+    Workload("add 16 f32", "tiny", tiny_add, Target("max_time", 1.5e-6)),
+    Workload("add 4M f32", "elementwise", elementwise("x + y", "x + y", "x + y"),
+             Target("vs_torch", 1.0), 3 * F32 * N_ELEM, "GB/s"),
+    Workload("exp 4M f32", "elementwise", elementwise("m.exp(x)", "m.exp(x)", "m.exp(x)"),
+             Target("vs_torch", 1.0), 2 * F32 * N_ELEM, "GB/s"),
+    Workload("sigmoid(a)*a+1 4M f32", "elementwise",
+             elementwise("m.sigmoid(x) * x + 1", "1 / (1 + m.exp(-x)) * x + 1",
+                         "m.sigmoid(x) * x + 1"),
+             Target("vs_torch", 1.0), 2 * F32 * N_ELEM, "GB/s"),
+    Workload("sum 4M f32", "reduce", elementwise("m.sum(x)", "x.sum()", "x.sum()"),
+             Target("vs_torch", 1.0), F32 * N_ELEM, "GB/s"),
+    Workload("gemm 1024^2 f32", "gemm", gemm("float32"), Target("vs_torch", 0.9),
+             2 * GEMM_N**3, "GFLOP/s"),
+    Workload("gemm 1024^2 f64", "gemm", gemm("float64"), None, 2 * GEMM_N**3, "GFLOP/s"),
+    Workload("from_numpy 100M f32", "interop", from_numpy, Target("max_time", 5e-6)),
+    Workload("to_numpy 100M f32", "interop", to_numpy, Target("max_time", 5e-6)),
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# Formatting
+
+
+def fmt_time(t: float | None) -> str:
+    if t is None:
+        return "n/a"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if t >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t / 1e-9:.3g} ns"
+
+
+def fmt_ratio(x: float | None, y: float | None) -> str:
+    return "n/a" if x is None or y is None else f"{x / y:.2f}"
+
+
+def fmt_rate(w: Workload, t: float | None) -> str:
+    if not w.unit or t is None:
+        return ""
+    return f"{w.work / t / 1e9:.1f}"
+
+
+def verdict(w: Workload, times: dict) -> tuple:
+    """(text, met) for the target column; met is None when it cannot be judged."""
+    if w.target is None:
+        return "-", None
+    f = w.target.factor(times)
+    if f is None:
+        return "n/a", None
+    if f >= 1.0:
+        return "✓", True
+    return f"✗ ({f:.2f}× target)", False
+
+
+def print_table(rows: list, has_torch: bool) -> None:
+    head = ["workload", "ferrograd", "NumPy", "PyTorch", "fg/np", "fg/pt", "rate fg", "rate np",
+            "rate pt", "unit", "target", "met"]
+    body = []
+    for w, times in rows:
+        t = [times.get(fw) for fw in FRAMEWORKS]
+        body.append([w.name, *(fmt_time(x) for x in t), fmt_ratio(t[0], t[1]),
+                     fmt_ratio(t[0], t[2]), *(fmt_rate(w, x) for x in t), w.unit,
+                     w.target.describe() if w.target else "-", verdict(w, times)[0]])
+    if not has_torch:
+        drop = {3, 5, 8}
+        head = [h for i, h in enumerate(head) if i not in drop]
+        body = [[c for i, c in enumerate(r) if i not in drop] for r in body]
+    widths = [max(len(str(r[i])) for r in [head, *body]) for i in range(len(head))]
+    line = lambda r: "  ".join(str(c).ljust(wd) for c, wd in zip(r, widths)).rstrip()  # noqa: E731
+    print(line(head))
+    print(line(["-" * wd for wd in widths]))
+    for r in body:
+        print(line(r))
+    print("fg/np, fg/pt: ferrograd time / other time (< 1: ferrograd faster). "
+          "Rates: GB/s of minimal memory traffic, or GFLOP/s. "
+          "✗ (f× target): fraction of the target reached.")
+
+
+# ----------------------------------------------------------------------------------------------
+# Environment
+
+
+def openblas_threads(np) -> int | None:
+    """Thread count of the OpenBLAS that NumPy loaded (queried through its C API), if any."""
+    libdir = os.path.dirname(os.path.dirname(np.__file__))
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {ln.split()[-1] for ln in f if "openblas" in ln.lower() and ".so" in ln}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        if not path.startswith(libdir):
+            continue
+        lib = ctypes.CDLL(path)
+        for sym in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
+                    "scipy_openblas_get_num_threads", "openblas_get_num_threads"):
+            fn = getattr(lib, sym, None)
+            if fn is not None:
+                fn.restype = ctypes.c_int
+                return int(fn())
+    return None
+
+
+def environment(b: Bench, threads: int) -> dict:
+    np, mx, torch = b.np, b.mx, b.torch
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = None
+    return {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "ferrograd": mx.build_info(),
+        "numpy": np.__version__,
+        "numpy_blas_threads": openblas_threads(np),
+        "torch": None if torch is None else torch.__version__,
+        "torch_threads": None if torch is None else torch.get_num_threads(),
+        "threads": threads,
+        "RAYON_NUM_THREADS": os.environ.get("RAYON_NUM_THREADS"),
+        "loadavg": load,
+        "repeat": b.repeat,
+        "min_time": b.min_time,
+    }
+
+
+def parse_args(argv: list | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--threads", type=int, default=2,
+                   help="threads for every framework (RAYON_NUM_THREADS, OPENBLAS/OMP_NUM_THREADS "
+                        "unless set, torch.set_num_threads); default 2")
+    p.add_argument("--only", metavar="PATTERN",
+                   help="run workloads whose name or group matches this regex (case-insensitive)")
+    p.add_argument("--json", metavar="FILE", help="write environment and results as JSON")
+    p.add_argument("--repeat", type=int, default=7, help="timed repeats, median reported (>= 7)")
+    p.add_argument("--min-time", type=float, default=0.1,
+                   help="seconds each repeat lasts at least (loop count calibrated); default 0.1")
+    p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    args = p.parse_args(argv)
+    if args.repeat < 7:
+        p.error("--repeat must be >= 7")
+    if args.threads < 1:
+        p.error("--threads must be >= 1")
+    return args
+
+
+def import_frameworks(threads: int) -> tuple:
+    """Imports after the thread variables are set: rayon and OpenBLAS read them at start-up."""
+    os.environ["RAYON_NUM_THREADS"] = str(threads)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, str(threads))
+    import ferrograd as mx
+    import numpy as np
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    else:
+        torch.set_num_threads(threads)
+    return mx, np, torch
+
+
+def main(argv: list | None = None) -> int:
+    args = parse_args(argv)
+    selected = [w for w in WORKLOADS
+                if not args.only or re.search(args.only, f"{w.group}/{w.name}", re.IGNORECASE)]
+    if args.list:
+        for w in WORKLOADS:
+            print(f"{w.group}/{w.name}")
+        return 0
+    if not selected:
+        print(f"no workload matches {args.only!r}; see --list", file=sys.stderr)
+        return 2
+    mx, np, torch = import_frameworks(args.threads)
+    b = Bench(mx, np, torch, args.repeat, args.min_time)
+    env = environment(b, args.threads)
+    print(f"ferrograd {env['ferrograd']}")
+    print(f"NumPy {env['numpy']} (BLAS threads: {env['numpy_blas_threads'] or 'unknown'})")
+    if torch is None:
+        print("PyTorch: not installed")
+    else:
+        print(f"PyTorch {env['torch']} (threads: {env['torch_threads']})")
+    print(f"Python {env['python']}, threads {args.threads}, load average {env['loadavg']}, "
+          f"median of {args.repeat} repeats >= {args.min_time} s each\n")
+
+    rows, results = [], []
+    for w in selected:
+        start, before = time.perf_counter(), len(b.notes)
+        times = w.run(b)
+        text, met = verdict(w, times)
+        rows.append((w, times))
+        print(f"  {w.group}/{w.name}: ferrograd {fmt_time(times.get('ferrograd'))}, "
+              f"target {w.target.describe() if w.target else '-'} {text}"
+              f"  [{time.perf_counter() - start:.1f} s]", flush=True)
+        for note in b.notes[before:]:
+            print(f"    n/a because {note}")
+        results.append({"name": w.name, "group": w.group, "seconds": times, "unit": w.unit,
+                        "rates": {fw: (w.work / t / 1e9 if w.unit and t else None)
+                                  for fw, t in times.items()},
+                        "target": w.target.describe() if w.target else None, "met": met})
+    print()
+    print_table(rows, torch is not None)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"environment": env, "results": results}, f, indent=2)
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

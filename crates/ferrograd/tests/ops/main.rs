@@ -1,0 +1,47 @@
+//! Op registry tests: forward results, gradient rules (first and second order, by finite
+//! differences), registry completeness and error reporting. One test binary; the table in
+//! `table.rs`, keyed by registry name, drives the per-family tests below.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod errors;
+mod forward_elem;
+mod forward_indexing;
+mod forward_reduce;
+mod forward_shape;
+mod grad;
+mod gradcheck;
+mod registry;
+mod table;
+
+macro_rules! family_tests {
+    ($($fwd:ident, $grad:ident => $family:literal;)*) => {
+        $(
+            #[test]
+            fn $fwd() {
+                table::run_family($family, false);
+            }
+            #[test]
+            fn $grad() {
+                table::run_family($family, true);
+            }
+        )*
+    };
+}
+
+family_tests! {
+    forward_unary, grad_unary => "unary";
+    forward_binary, grad_binary => "binary";
+    forward_scalar, grad_scalar => "scalar";
+    forward_reduce, grad_reduce => "reduce";
+    forward_matmul, grad_matmul => "matmul";
+    forward_shape, grad_shape => "shape";
+    forward_indexing, grad_indexing => "indexing";
+}
+
+#[test]
+fn every_family_has_tests() {
+    // The macro above instantiates exactly these families.
+    let tested = ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing"];
+    assert_eq!(table::FAMILIES, tested);
+}

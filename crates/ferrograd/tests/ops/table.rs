@@ -1,0 +1,216 @@
+//! The op test table, keyed by registry name: every registered op has a forward case and, if
+//! `Op::differentiable()`, a gradient case; ops whose gradient is undefined are listed with
+//! `NONDIFF`, which must agree with the op's own `differentiable()`. Adding an op to the registry
+//! without a line here fails `registry::every_op_has_test_cases`.
+
+use crate::common::*;
+use crate::{forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs, grad as gr};
+
+pub type CaseFn = fn(&'static str);
+
+pub struct Case {
+    pub name: &'static str,
+    /// Test family (one `#[test]` per family runs its cases).
+    pub family: &'static str,
+    /// Sample parameters that build the op (for the registry checks).
+    pub params: fn() -> Params,
+    pub forward: CaseFn,
+    /// `None`: the op is not differentiable (`Op::differentiable()` must say so).
+    pub grad: Option<CaseFn>,
+}
+
+pub const NONDIFF: Option<CaseFn> = None;
+pub const FAMILIES: &[&str] = &["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing"];
+
+fn none() -> Params {
+    vec![]
+}
+fn scalar() -> Params {
+    vec![("scalar", float(2.0))]
+}
+fn reshape_p() -> Params {
+    vec![("shape", tuple(&[-1]))]
+}
+fn bto_p() -> Params {
+    vec![("shape", tuple(&[2, 3]))]
+}
+fn cast_p() -> Params {
+    vec![("dtype", string("float64"))]
+}
+fn axis_p() -> Params {
+    vec![("axis", int(0))]
+}
+fn slice_p() -> Params {
+    vec![("begin", tuple(&[0])), ("end", tuple(&[1]))]
+}
+fn take_grad_p() -> Params {
+    vec![("shape", tuple(&[3, 2]))]
+}
+fn scatter_p() -> Params {
+    vec![("shape", tuple(&[3, 2]))]
+}
+
+macro_rules! table {
+    ($($name:literal => $fam:ident, $params:ident, $fwd:path, $grad:expr;)*) => {
+        pub fn cases() -> Vec<Case> {
+            vec![$(Case { name: $name, family: stringify!($fam), params: $params, forward: $fwd, grad: $grad }),*]
+        }
+    };
+}
+
+table! {
+    "negative" => unary, none, fe::unary, Some(gr::unary);
+    "abs" => unary, none, fe::unary, Some(gr::unary);
+    "sign" => unary, none, fe::unary, Some(gr::unary);
+    "square" => unary, none, fe::unary, Some(gr::unary);
+    "sqrt" => unary, none, fe::unary, Some(gr::unary);
+    "rsqrt" => unary, none, fe::unary, Some(gr::unary);
+    "cbrt" => unary, none, fe::unary, Some(gr::unary);
+    "reciprocal" => unary, none, fe::unary, Some(gr::unary);
+    "exp" => unary, none, fe::unary, Some(gr::unary);
+    "expm1" => unary, none, fe::unary, Some(gr::unary);
+    "log" => unary, none, fe::unary, Some(gr::unary);
+    "log2" => unary, none, fe::unary, Some(gr::unary);
+    "log10" => unary, none, fe::unary, Some(gr::unary);
+    "log1p" => unary, none, fe::unary, Some(gr::unary);
+    "sin" => unary, none, fe::unary, Some(gr::unary);
+    "cos" => unary, none, fe::unary, Some(gr::unary);
+    "tan" => unary, none, fe::unary, Some(gr::unary);
+    "arcsin" => unary, none, fe::unary, Some(gr::unary);
+    "arccos" => unary, none, fe::unary, Some(gr::unary);
+    "arctan" => unary, none, fe::unary, Some(gr::unary);
+    "sinh" => unary, none, fe::unary, Some(gr::unary);
+    "cosh" => unary, none, fe::unary, Some(gr::unary);
+    "tanh" => unary, none, fe::unary, Some(gr::unary);
+    "arcsinh" => unary, none, fe::unary, Some(gr::unary);
+    "arccosh" => unary, none, fe::unary, Some(gr::unary);
+    "arctanh" => unary, none, fe::unary, Some(gr::unary);
+    "sigmoid" => unary, none, fe::unary, Some(gr::unary);
+    "relu" => unary, none, fe::unary, Some(gr::unary);
+    "softsign" => unary, none, fe::unary, Some(gr::unary);
+    "floor" => unary, none, fe::unary, Some(gr::unary);
+    "ceil" => unary, none, fe::unary, Some(gr::unary);
+    "round" => unary, none, fe::unary, Some(gr::unary);
+    "rint" => unary, none, fe::unary, Some(gr::unary);
+    "fix" => unary, none, fe::unary, Some(gr::unary);
+    "trunc" => unary, none, fe::unary, Some(gr::unary);
+    "degrees" => unary, none, fe::unary, Some(gr::unary);
+    "radians" => unary, none, fe::unary, Some(gr::unary);
+    "logical_not" => unary, none, fe::unary, NONDIFF;
+    "_reciprocal_nonzero" => unary, none, fe::unary, Some(gr::unary);
+    "broadcast_add" => binary, none, fe::binary, Some(gr::binary);
+    "broadcast_sub" => binary, none, fe::binary, Some(gr::binary);
+    "broadcast_mul" => binary, none, fe::binary, Some(gr::binary);
+    "broadcast_div" => binary, none, fe::binary, Some(gr::binary);
+    "broadcast_mod" => binary, none, fe::binary, Some(gr::binary);
+    "broadcast_power" => binary, none, fe::binary, Some(gr::binary);
+    "broadcast_floor_divide" => binary, none, fe::binary, NONDIFF;
+    "broadcast_maximum" => binary, none, fe::binary, Some(gr::binary);
+    "broadcast_minimum" => binary, none, fe::binary, Some(gr::binary);
+    "broadcast_hypot" => binary, none, fe::binary, Some(gr::binary);
+    "broadcast_equal" => binary, none, fe::binary, NONDIFF;
+    "broadcast_not_equal" => binary, none, fe::binary, NONDIFF;
+    "broadcast_greater" => binary, none, fe::binary, NONDIFF;
+    "broadcast_greater_equal" => binary, none, fe::binary, NONDIFF;
+    "broadcast_lesser" => binary, none, fe::binary, NONDIFF;
+    "broadcast_lesser_equal" => binary, none, fe::binary, NONDIFF;
+    "broadcast_logical_and" => binary, none, fe::binary, NONDIFF;
+    "broadcast_logical_or" => binary, none, fe::binary, NONDIFF;
+    "broadcast_logical_xor" => binary, none, fe::binary, NONDIFF;
+    "elemwise_add" => binary, none, fe::binary, Some(gr::binary);
+    "elemwise_sub" => binary, none, fe::binary, Some(gr::binary);
+    "elemwise_mul" => binary, none, fe::binary, Some(gr::binary);
+    "elemwise_div" => binary, none, fe::binary, Some(gr::binary);
+    "_mod" => binary, none, fe::binary, Some(gr::binary);
+    "_power" => binary, none, fe::binary, Some(gr::binary);
+    "_floor_divide" => binary, none, fe::binary, NONDIFF;
+    "_maximum" => binary, none, fe::binary, Some(gr::binary);
+    "_minimum" => binary, none, fe::binary, Some(gr::binary);
+    "_hypot" => binary, none, fe::binary, Some(gr::binary);
+    "_equal" => binary, none, fe::binary, NONDIFF;
+    "_not_equal" => binary, none, fe::binary, NONDIFF;
+    "_greater" => binary, none, fe::binary, NONDIFF;
+    "_greater_equal" => binary, none, fe::binary, NONDIFF;
+    "_lesser" => binary, none, fe::binary, NONDIFF;
+    "_lesser_equal" => binary, none, fe::binary, NONDIFF;
+    "_logical_and" => binary, none, fe::binary, NONDIFF;
+    "_logical_or" => binary, none, fe::binary, NONDIFF;
+    "_logical_xor" => binary, none, fe::binary, NONDIFF;
+    "_plus_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_minus_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_rminus_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_mul_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_div_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_rdiv_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_mod_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_rmod_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_power_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_rpower_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_floor_divide_scalar" => scalar, scalar, fe::scalar, NONDIFF;
+    "_rfloor_divide_scalar" => scalar, scalar, fe::scalar, NONDIFF;
+    "_maximum_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_minimum_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_hypot_scalar" => scalar, scalar, fe::scalar, Some(gr::scalar);
+    "_equal_scalar" => scalar, scalar, fe::scalar, NONDIFF;
+    "_not_equal_scalar" => scalar, scalar, fe::scalar, NONDIFF;
+    "_greater_scalar" => scalar, scalar, fe::scalar, NONDIFF;
+    "_greater_equal_scalar" => scalar, scalar, fe::scalar, NONDIFF;
+    "_lesser_scalar" => scalar, scalar, fe::scalar, NONDIFF;
+    "_lesser_equal_scalar" => scalar, scalar, fe::scalar, NONDIFF;
+    "_logical_and_scalar" => scalar, scalar, fe::scalar, NONDIFF;
+    "_logical_or_scalar" => scalar, scalar, fe::scalar, NONDIFF;
+    "_logical_xor_scalar" => scalar, scalar, fe::scalar, NONDIFF;
+    "sum" => reduce, none, fr::reduce, Some(gr::reduce);
+    "mean" => reduce, none, fr::reduce, Some(gr::reduce);
+    "prod" => reduce, none, fr::reduce, Some(gr::reduce);
+    "max" => reduce, none, fr::reduce, Some(gr::reduce);
+    "min" => reduce, none, fr::reduce, Some(gr::reduce);
+    "nansum" => reduce, none, fr::reduce, Some(gr::reduce);
+    "nanprod" => reduce, none, fr::reduce, Some(gr::reduce);
+    "norm" => reduce, none, fr::reduce, Some(gr::reduce);
+    "argmax" => reduce, none, fr::arg_reduce, NONDIFF;
+    "argmin" => reduce, none, fr::arg_reduce, NONDIFF;
+    "dot" => matmul, none, fr::dot, Some(gr::dot);
+    "batch_dot" => matmul, none, fr::batch_dot, Some(gr::dot);
+    "Reshape" => shape, reshape_p, fs::reshape, Some(gr::shape_op);
+    "Flatten" => shape, none, fs::flatten, Some(gr::shape_op);
+    "transpose" => shape, none, fs::transpose, Some(gr::shape_op);
+    "broadcast_to" => shape, bto_p, fs::broadcast_to, Some(gr::shape_op);
+    "Cast" => shape, cast_p, fs::cast, Some(gr::shape_op);
+    "zeros_like" => shape, none, fs::fill_or_copy, Some(gr::shape_op);
+    "ones_like" => shape, none, fs::fill_or_copy, Some(gr::shape_op);
+    "_copy" => shape, none, fs::fill_or_copy, Some(gr::shape_op);
+    "expand_dims" => shape, axis_p, fs::expand_dims, Some(gr::shape_op);
+    "squeeze" => shape, none, fs::squeeze, Some(gr::shape_op);
+    "slice" => shape, slice_p, fs::slice, Some(gr::shape_op);
+    "slice_axis" => shape, none, fs::slice_axis, Some(gr::shape_op);
+    "take" => indexing, none, fi::take, Some(fi::take_grad);
+    "_backward_take" => indexing, take_grad_p, fi::backward_take, Some(fi::backward_take_grad);
+    "gather_nd" => indexing, none, fi::gather_nd, Some(fi::gather_nd_grad);
+    "scatter_nd" => indexing, scatter_p, fi::scatter_nd, Some(fi::scatter_nd_grad);
+    "_backward_gather_nd" => indexing, scatter_p, fi::scatter_nd, Some(fi::scatter_nd_grad);
+}
+
+/// Runs one family's forward or gradient cases, collecting every failure before reporting.
+pub fn run_family(family: &str, grad: bool) {
+    let cases = cases();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for c in cases.iter().filter(|c| c.family == family) {
+        let f = if grad {
+            match c.grad {
+                Some(g) => g,
+                None => continue,
+            }
+        } else {
+            c.forward
+        };
+        ran += 1;
+        if let Err(e) = std::panic::catch_unwind(|| f(c.name)) {
+            let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
+            failures.push(format!("{}: {}", c.name, msg.unwrap_or_default()));
+        }
+    }
+    assert!(ran > 0, "family {family} has no cases");
+    assert!(failures.is_empty(), "{} of {ran} {family} cases failed:\n{}", failures.len(), failures.join("\n"));
+}
