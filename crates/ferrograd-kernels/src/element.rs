@@ -74,6 +74,7 @@ impl Element for bool {
 /// Allocates a vector of `n` elements that the caller will overwrite completely.
 ///
 /// Large outputs are not zeroed first: a 16 MiB memset costs as much as the kernel that follows.
+#[allow(clippy::uninit_vec)] // deliberate, see the SAFETY note
 pub fn alloc_output<T: Element>(n: usize) -> Vec<T> {
     if T::NAME == "bool" || n < 4096 {
         // bool has invalid bit patterns, and small buffers are cheap to zero.

@@ -289,7 +289,7 @@ mod tests {
     fn rows_visit_every_offset_in_order() {
         let l = Layout::contiguous(&[3, 4]).permute(&[1, 0]); // 4x3 transposed view
         let mut seen = vec![];
-        for_each_row(&l.shape, &[l.strides.clone()], [0], 2, 7, |_, n, [b]| {
+        for_each_row(&l.shape, std::array::from_ref(&l.strides), [0], 2, 7, |_, n, [b]| {
             for j in 0..n as isize {
                 seen.push(b + j * l.strides[1]);
             }

@@ -1,36 +1,52 @@
 //! The one parallel policy.
 //!
-//! Work below [`PAR_MIN_ELEMS`] (scaled by a per-kernel cost) runs on the calling thread, so small
+//! Work below [`PAR_MIN_ELEMS`] (scaled by a per-kernel [`Cost`]) runs on the calling thread, so small
 //! tensors never touch rayon. Above it, work is split into chunks whose boundaries depend only on
 //! the problem size, never on the thread count: results are identical for any `RAYON_NUM_THREADS`.
 //! Building without the `rayon` feature makes everything sequential.
 
 /// Elements of cheap elementwise work below which a kernel stays on the calling thread.
-pub const PAR_MIN_ELEMS: usize = 1 << 15;
+///
+/// Measured on the project's 2-core AVX-512 machine: handing work to rayon's workers costs
+/// ~5-10 µs (wake-up), while a vectorised add does ~8 elements/ns in cache, so splitting pays only
+/// from ~100K elements (at 32K, two threads were 2x slower than one).
+pub const PAR_MIN_ELEMS: usize = 1 << 17;
 /// Elements per task once parallel.
 pub const CHUNK_ELEMS: usize = 1 << 15;
 
 /// Relative cost of one element of work; heavier kernels go parallel at smaller sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cost {
-    /// Memory-bound: add, copy, compare.
+    /// Memory-bound: add, copy, compare (one output per element).
     Light,
     /// Transcendentals and other compute-bound element work.
     Heavy,
+    /// Reading an element into an accumulator (contiguous reductions): ~4x cheaper than Light.
+    Read,
 }
 
 impl Cost {
-    fn divisor(self) -> usize {
+    /// Elements of work from which going parallel pays off.
+    pub fn min_parallel(self) -> usize {
         match self {
-            Cost::Light => 1,
-            Cost::Heavy => 8,
+            Cost::Light => PAR_MIN_ELEMS,
+            // exp: ~3.5 elements/ns on one core, so ~28 µs of work.
+            Cost::Heavy => PAR_MIN_ELEMS / 4 * 3,
+            Cost::Read => PAR_MIN_ELEMS * 4,
+        }
+    }
+
+    fn chunk(self) -> usize {
+        match self {
+            Cost::Light | Cost::Read => CHUNK_ELEMS,
+            Cost::Heavy => CHUNK_ELEMS / 4,
         }
     }
 }
 
 /// Whether `n` elements of work at `cost` are worth running on rayon.
 pub fn is_parallel(n: usize, cost: Cost) -> bool {
-    cfg!(feature = "rayon") && num_threads() > 1 && n >= PAR_MIN_ELEMS / cost.divisor()
+    cfg!(feature = "rayon") && n >= cost.min_parallel() && num_threads() > 1
 }
 
 /// Threads in the pool that parallel kernels use.
@@ -67,9 +83,14 @@ pub fn for_each_chunk<T: Send>(out: &mut [T], cost: Cost, f: impl Fn(usize, &mut
 /// Like [`for_each_chunk`] for items that each cost `work` elements (e.g. one reduction output
 /// over `work` inputs): parallel when the total work is worth it, chunks of about
 /// [`CHUNK_ELEMS`] elements of work. Items must not depend on how they are chunked.
-pub fn for_each_chunk_weighted<T: Send>(out: &mut [T], work: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+pub fn for_each_chunk_weighted<T: Send>(
+    out: &mut [T],
+    work: usize,
+    cost: Cost,
+    f: impl Fn(usize, &mut [T]) + Sync + Send,
+) {
     let (n, work) = (out.len(), work.max(1));
-    if n < 2 || !is_parallel(n.saturating_mul(work), Cost::Light) {
+    if n < 2 || !is_parallel(n.saturating_mul(work), cost) {
         f(0, out);
         return;
     }
@@ -105,5 +126,5 @@ pub fn map_tasks<R: Send>(
 
 /// Chunk length for `n` elements: fixed by size alone (never by thread count).
 pub fn chunk_len(n: usize, cost: Cost) -> usize {
-    (CHUNK_ELEMS / cost.divisor()).min(n.max(1))
+    cost.chunk().min(n.max(1))
 }

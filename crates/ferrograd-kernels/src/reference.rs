@@ -13,10 +13,8 @@ pub fn gather<T: Element>(buf: &[T], layout: &Layout) -> Vec<T> {
     let nd = layout.ndim();
     let mut idx = vec![0usize; nd];
     for _ in 0..n {
-        let mut off = layout.offset as isize;
-        for d in 0..nd {
-            off += idx[d] as isize * layout.strides[d];
-        }
+        let off =
+            layout.offset as isize + idx.iter().zip(&layout.strides).map(|(&i, &s)| i as isize * s).sum::<isize>();
         out.push(buf[off as usize]);
         for d in (0..nd).rev() {
             idx[d] += 1;

@@ -174,10 +174,12 @@ pub fn assign<T: Element, S: Element>(
             let (shape, strides) = coalesce(&[src_layout]);
             let strides = [strides[0].clone()];
             let si = *strides[0].last().unwrap_or(&0);
-            for_each_row(&shape, &strides, [src_layout.offset], 0, d.len(), |pos, n, [ps]| {
-                for (j, v) in d[pos..pos + n].iter_mut().enumerate() {
-                    *v = f(*v, src[(ps + j as isize * si) as usize]);
-                }
+            par::for_each_chunk(d, Cost::Light, |start, o| {
+                for_each_row(&shape, &strides, [src_layout.offset], start, o.len(), |pos, n, [ps]| {
+                    for (j, v) in o[pos - start..pos - start + n].iter_mut().enumerate() {
+                        *v = f(*v, src[(ps + j as isize * si) as usize]);
+                    }
+                });
             });
         }
         return;

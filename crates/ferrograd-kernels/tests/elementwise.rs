@@ -4,16 +4,18 @@
 mod common;
 
 use common::{assert_all_same, in_pool, make_view, Kind, Rng, KINDS, WRITABLE};
+use ferrograd_kernels::element::alloc_output;
 use ferrograd_kernels::layout::{broadcast_shapes, Layout};
 use ferrograd_kernels::par::{Cost, PAR_MIN_ELEMS};
 use ferrograd_kernels::reference::gather;
 use ferrograd_kernels::unary_binary::{assign, binary, unary};
 use ferrograd_kernels::vmath::exp_f32;
 use ferrograd_kernels::Element;
+use half::f16;
 
 const SMALL: &[&[usize]] = &[&[], &[1], &[7], &[3, 5], &[2, 3, 4], &[1, 1, 1], &[0], &[0, 3], &[3, 0, 2], &[4, 1, 6]];
 /// Above `PAR_MIN_ELEMS` (light work goes parallel).
-const LARGE: &[&[usize]] = &[&[48, 1000], &[3, 130, 101]];
+const LARGE: &[&[usize]] = &[&[140, 1000], &[3, 230, 201]];
 
 fn check_unary<T: Element, U: Element>(
     rng: &mut Rng,
@@ -41,6 +43,7 @@ fn unary_matches_reference_on_all_layouts() {
                 check_unary(&mut rng, shape, kind, Cost::Light, |x: i32| x as f32 * 0.5);
                 check_unary(&mut rng, shape, kind, Cost::Light, |x: f32| x > 0.5);
                 check_unary(&mut rng, shape, kind, Cost::Light, |x: u8| x.wrapping_mul(3));
+                check_unary(&mut rng, shape, kind, Cost::Light, |x: f16| f32::from(x) * 2.0);
             }
         }
     });
@@ -51,7 +54,7 @@ fn unary_large_paths_really_run_in_parallel_sizes() {
     // Guard the fixture: the large shapes must cross the threshold, else the parallel path is
     // never exercised.
     for &s in LARGE {
-        assert!(s.iter().product::<usize>() >= PAR_MIN_ELEMS);
+        assert!(s.iter().product::<usize>() >= PAR_MIN_ELEMS.max(Cost::Heavy.min_parallel()));
     }
 }
 
@@ -88,12 +91,12 @@ const PAIRS: &[(&[usize], &[usize])] = &[
     (&[1, 0], &[3, 1]),
     (&[2, 1, 3, 1], &[4, 1, 5]),
     // Above the parallel threshold.
-    (&[300, 200], &[300, 200]),
-    (&[300, 1], &[1, 200]),
-    (&[300, 200], &[200]),
-    (&[300, 200], &[300, 1]),
-    (&[40000], &[]),
-    (&[2, 1, 20000], &[1, 3, 1]),
+    (&[400, 350], &[400, 350]),
+    (&[400, 1], &[1, 350]),
+    (&[400, 350], &[350]),
+    (&[400, 350], &[400, 1]),
+    (&[140_000], &[]),
+    (&[2, 1, 25_000], &[1, 3, 1]),
 ];
 
 #[test]
@@ -165,10 +168,10 @@ fn assign_matches_reference_on_all_layouts() {
         (&[2, 3, 4], &[2, 3, 4]),
         (&[0, 4], &[4]),
         (&[3, 0], &[1, 0]),
-        (&[300, 200], &[300, 200]),
-        (&[300, 200], &[200]),
-        (&[300, 200], &[1]),
-        (&[300, 200], &[300, 1]),
+        (&[400, 350], &[400, 350]),
+        (&[400, 350], &[350]),
+        (&[400, 350], &[1]),
+        (&[400, 350], &[400, 1]),
     ];
     in_pool(2, || {
         for &(shape, src_shape) in cases {
@@ -181,4 +184,12 @@ fn assign_matches_reference_on_all_layouts() {
             }
         }
     });
+}
+
+#[test]
+fn alloc_output_has_the_requested_length() {
+    assert_eq!(alloc_output::<f32>(100_000).len(), 100_000);
+    assert_eq!(alloc_output::<f64>(3), vec![0.0; 3]);
+    // bool is always zeroed (not every byte is a valid bool).
+    assert!(alloc_output::<bool>(50_000).iter().all(|&b| !b));
 }

@@ -43,7 +43,13 @@ fn check_gemm<T: GemmElement>(rng: &mut Rng, m: usize, k: usize, n: usize, eps: 
     let b: Vec<T> = rng.vec(k * n, -1.0, 1.0);
     let f = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<_>>();
     let want = matmul_f64(&f(&a), &f(&b), m, k, n);
-    let abs = matmul_f64(&f(&a).iter().map(|x| x.abs()).collect::<Vec<_>>(), &f(&b).iter().map(|x| x.abs()).collect::<Vec<_>>(), m, k, n);
+    let abs = matmul_f64(
+        &f(&a).iter().map(|x| x.abs()).collect::<Vec<_>>(),
+        &f(&b).iter().map(|x| x.abs()).collect::<Vec<_>>(),
+        m,
+        k,
+        n,
+    );
     let c0: Vec<T> = rng.vec(m * n, -1.0, 1.0);
     for sa in STORES {
         for sb in STORES {
@@ -67,8 +73,18 @@ fn check_gemm<T: GemmElement>(rng: &mut Rng, m: usize, k: usize, n: usize, eps: 
     }
 }
 
-const SHAPES: &[(usize, usize, usize)] =
-    &[(1, 1, 1), (3, 5, 7), (7, 5, 3), (64, 64, 64), (300, 200, 100), (1, 300, 1), (33, 1, 65), (2, 0, 3), (0, 4, 5), (4, 5, 0)];
+const SHAPES: &[(usize, usize, usize)] = &[
+    (1, 1, 1),
+    (3, 5, 7),
+    (7, 5, 3),
+    (64, 64, 64),
+    (300, 200, 100),
+    (1, 300, 1),
+    (33, 1, 65),
+    (2, 0, 3),
+    (0, 4, 5),
+    (4, 5, 0),
+];
 
 #[test]
 fn gemm_f32_f64_match_reference() {

@@ -78,7 +78,7 @@ def _make(meth, opname, op, names, defaults, doc):
         if len(args) > n:
             raise DTypeError(f"NDArray.{meth}() takes at most {n} positional argument(s) "
                              f"({', '.join(names)}), got {len(args)}")
-        kw = dict(zip(names, args))
+        kw = dict(zip(names, args, strict=False))
         for k, v in kwargs.items():
             if k in kw:
                 raise DTypeError(f"NDArray.{meth}() got multiple values for argument '{k}'")

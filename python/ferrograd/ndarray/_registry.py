@@ -52,10 +52,10 @@ def _make(name, inputs, params, doc):
         out = bound.arguments.pop("out", None)
         bound.arguments.pop("name", None)
         arrays = [bound.arguments.pop(a, None) for a in inputs]
-        missing = [a for a, v in zip(inputs, arrays) if v is None]
+        missing = [a for a, v in zip(inputs, arrays, strict=True) if v is None]
         if missing:
             raise _bad_call(name, sig, f"missing required input(s): {', '.join(missing)}")
-        for a, v in zip(inputs, arrays):
+        for a, v in zip(inputs, arrays, strict=True):
             if not isinstance(v, NDArray):
                 raise _bad_call(name, sig, f"argument '{a}' must be an NDArray, "
                                            f"got {type(v).__name__}")
