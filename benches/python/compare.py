@@ -22,8 +22,9 @@ import statistics
 import sys
 import time
 import timeit
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 FRAMEWORKS = ("ferrograd", "numpy", "torch")
 LABELS = {"ferrograd": "ferrograd", "numpy": "NumPy", "torch": "PyTorch"}
@@ -278,7 +279,7 @@ def print_table(rows: list, has_torch: bool) -> None:
         head = [h for i, h in enumerate(head) if i not in drop]
         body = [[c for i, c in enumerate(r) if i not in drop] for r in body]
     widths = [max(len(str(r[i])) for r in [head, *body]) for i in range(len(head))]
-    line = lambda r: "  ".join(str(c).ljust(wd) for c, wd in zip(r, widths)).rstrip()  # noqa: E731
+    line = lambda r: "  ".join(str(c).ljust(wd) for c, wd in zip(r, widths, strict=False)).rstrip()  # noqa: E731
     print(line(head))
     print(line(["-" * wd for wd in widths]))
     for r in body:
