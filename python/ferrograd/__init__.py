@@ -1,7 +1,9 @@
 """ferrograd: MXNet 1.x's NDArray/autograd API on a Rust core. ``import ferrograd as mx``."""
 
-from . import base, context, ndarray
+from . import autograd, base, context, ndarray
 from . import ndarray as nd
+from . import numpy as np
+from . import numpy_extension as npx
 from ._ferrograd import build_info
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
@@ -9,5 +11,6 @@ from .ndarray import random
 
 __version__ = "0.1.0"
 
-__all__ = ["nd", "ndarray", "base", "context", "random", "Context", "cpu", "cpu_pinned", "gpu",
-           "num_gpus", "current_context", "MXNetError", "build_info"]
+__all__ = ["autograd", "nd", "ndarray", "base", "context", "random", "Context", "cpu", "cpu_pinned",
+           "gpu", "num_gpus", "current_context", "MXNetError", "build_info"]
+__all__ += ["np", "npx"]

@@ -9,7 +9,7 @@ use pyo3::types::{PyBool, PyEllipsis, PyInt, PyNone, PySlice, PyTuple};
 
 use crate::convert;
 use crate::errors::{enter, is_heavy, to_py, IntoPyResult};
-use crate::ndarray::{run_op, PyNDArray};
+use crate::ndarray::{run_shared, PyNDArray};
 
 /// One element of a key: basic items directly, anything else through the array parser.
 fn parse_item(it: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
@@ -66,13 +66,13 @@ pub fn getitem(py: Python<'_>, x: &NDArray, key: &Bound<'_, PyAny>) -> PyResult<
     let mut y = x.clone();
     for s in &steps {
         y = match &s.index {
-            Some(i) => run_op(py, s.op.as_ref(), &[y, i.clone()])?,
-            None => run_op(py, s.op.as_ref(), std::slice::from_ref(&y))?,
+            Some(i) => run_shared(py, &s.op, &[y, i.clone()])?,
+            None => run_shared(py, &s.op, std::slice::from_ref(&y))?,
         };
     }
     // MXNet 1.x: indexing never yields a 0-d array unless NumPy shapes are on.
     if y.ndim() == 0 && !np_shape() {
-        y = y.reshape(&[1]).py_err(py)?;
+        y = crate::ndarray::run_op(py, ferrograd::ops::shape::Reshape::to(&[1]), &[y])?;
     }
     Ok(y)
 }
@@ -93,6 +93,7 @@ pub fn setitem(slf: &Bound<'_, PyNDArray>, key: &Bound<'_, PyAny>, value: &Bound
     let basic = adv::basic_args(&shape, &items).py_err(py)?;
     let mut me = slf.borrow_mut();
     let target = &mut me.inner;
+    ferrograd::autograd::check_inplace(target, Some(&src)).py_err(py)?;
     let work = src.size().max(target.size());
     enter(py, is_heavy(work), move || match basic {
         Some(args) => target.assign_index(&args, &src),

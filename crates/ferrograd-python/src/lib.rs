@@ -4,13 +4,14 @@
 //! call into the functions and the `NDArray` class exported here.
 
 mod advanced;
+mod autograd;
 mod convert;
 mod errors;
 mod indexing;
 mod interop;
 mod ndarray;
 
-use ferrograd::ops::{self, registry, AttrValue, Attrs, Ctx};
+use ferrograd::ops::{self, registry, AttrValue, Attrs};
 use ferrograd::{random, DType, NDArray};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -70,7 +71,7 @@ fn _invoke(
     let outs = enter(py, is_heavy(work), move || {
         let op = registry::create(name, &attrs)?;
         ops::check_arity(op.as_ref(), xs.len())?;
-        ops::run(op.as_ref(), &Ctx::default(), &xs)
+        ferrograd::autograd::invoke(&op, &xs)
     })?;
     Ok(outs.into_iter().map(PyNDArray::new).collect())
 }
@@ -192,6 +193,7 @@ fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_np_shape, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     interop::register(m)?;
+    autograd::register(m)?;
     let _ = DType::F32;
     Ok(())
 }

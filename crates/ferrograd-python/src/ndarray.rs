@@ -4,10 +4,11 @@
 
 use std::sync::{Arc, LazyLock};
 
+use ferrograd::autograd;
 use ferrograd::ops::binary::{Binary, BinaryKind, Scalar};
 use ferrograd::ops::matmul::Dot;
 use ferrograd::ops::unary::{Unary, UnaryKind};
-use ferrograd::ops::{self, Ctx, Op};
+use ferrograd::ops::{Op, OpRef};
 use ferrograd::{DType, Error, NDArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -33,10 +34,19 @@ impl PyNDArray {
     }
 }
 
-/// Runs one op on arrays; releases the GIL only for large inputs.
-pub fn run_op(py: Python<'_>, op: &dyn Op, inputs: &[NDArray]) -> PyResult<NDArray> {
-    let work = inputs.iter().map(NDArray::size).max().unwrap_or(0);
-    enter(py, is_heavy(work), || ops::run1(op, &Ctx::default(), inputs))
+fn work_of(inputs: &[NDArray]) -> usize {
+    inputs.iter().map(NDArray::size).max().unwrap_or(0)
+}
+
+/// Runs one op built for this call through the autograd tape (recorded when recording and some
+/// input is tracked); releases the GIL only for large inputs.
+pub fn run_op<O: Op + 'static>(py: Python<'_>, op: O, inputs: &[NDArray]) -> PyResult<NDArray> {
+    enter(py, is_heavy(work_of(inputs)), || Ok(autograd::invoke_owned(op, inputs)?.swap_remove(0)))
+}
+
+/// [`run_op`] for a shared op.
+pub fn run_shared(py: Python<'_>, op: &OpRef, inputs: &[NDArray]) -> PyResult<NDArray> {
+    enter(py, is_heavy(work_of(inputs)), || autograd::invoke1(op, inputs))
 }
 
 /// The right-hand operand of an arithmetic dunder.
@@ -97,9 +107,9 @@ fn arith(
         Operand::Array(b) => {
             let op = binary_op(kind);
             if reverse {
-                run_op(py, op.as_ref(), &[b, a.clone()])?
+                run_shared(py, &op, &[b, a.clone()])?
             } else {
-                run_op(py, op.as_ref(), &[a.clone(), b])?
+                run_shared(py, &op, &[a.clone(), b])?
             }
         }
         Operand::Scalar(s) => {
@@ -112,7 +122,7 @@ fn arith(
                 (k @ (BinaryKind::Add | BinaryKind::Mul | BinaryKind::Eq | BinaryKind::Ne), _) => (k, false),
                 kr => kr,
             };
-            run_op(py, &Scalar { kind, scalar: s, reverse }, std::slice::from_ref(a))?
+            run_op(py, Scalar { kind, scalar: s, reverse }, std::slice::from_ref(a))?
         }
     };
     Ok(Some(r))
@@ -130,13 +140,14 @@ fn wrap_any(py: Python<'_>, r: Option<NDArray>) -> PyResult<Py<PyAny>> {
 }
 
 fn unary(py: Python<'_>, a: &NDArray, kind: UnaryKind) -> PyResult<PyNDArray> {
-    Ok(PyNDArray::new(run_op(py, &Unary { kind }, std::slice::from_ref(a))?))
+    Ok(PyNDArray::new(run_op(py, Unary { kind }, std::slice::from_ref(a))?))
 }
 
 /// In-place `self op= other`: computes the result, then writes it through self's layout.
 fn inplace(slf: &Bound<'_, PyNDArray>, other: &Bound<'_, PyAny>, kind: BinaryKind) -> PyResult<()> {
     let py = slf.py();
     let a = slf.borrow().inner.clone();
+    ferrograd::autograd::check_inplace(&a, None).py_err(py)?;
     let Some(r) = arith(py, &a, other, kind, false)? else {
         return Err(PyTypeError::new_err(format!(
             "unsupported operand type for in-place operation: {}",
@@ -170,6 +181,55 @@ fn shape_args(args: &Bound<'_, PyTuple>, kw: Option<&Bound<'_, PyAny>>) -> PyRes
 
 #[pymethods]
 impl PyNDArray {
+    /// An empty float32 array of shape (0,). Arrays are made with `nd.array`, `nd.zeros`, ...;
+    /// this constructor exists so Python subclasses (`ferrograd.np.ndarray`) can be instantiated.
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn py_new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>) -> Self {
+        PyNDArray::new(NDArray::zeros(&[0], DType::F32))
+    }
+
+    /// Allocates a zero gradient buffer and makes this array a fresh autograd leaf (any recorded
+    /// history is cut). `grad_req` is 'write', 'add' or 'null'.
+    #[pyo3(signature = (grad_req="write", stype=None))]
+    fn attach_grad(slf: &Bound<'_, Self>, grad_req: &str, stype: Option<&str>) -> PyResult<()> {
+        crate::autograd::methods::attach_grad(slf, grad_req, stype)
+    }
+
+    /// The gradient buffer of a marked array (`None` if not marked or `grad_req='null'`).
+    #[getter]
+    fn grad(&self) -> Option<PyNDArray> {
+        crate::autograd::methods::grad(self)
+    }
+
+    /// The same storage without autograd history: a constant in later recordings.
+    fn detach(&self) -> PyNDArray {
+        PyNDArray::new(self.inner.detach())
+    }
+
+    /// Backpropagates from this array; `out_grad` defaults to ones (an implicit sum).
+    #[pyo3(signature = (out_grad=None, retain_graph=false, train_mode=true))]
+    fn backward(
+        &self,
+        py: Python<'_>,
+        out_grad: Option<PyRef<'_, PyNDArray>>,
+        retain_graph: bool,
+        train_mode: bool,
+    ) -> PyResult<()> {
+        crate::autograd::methods::backward(py, self, out_grad, retain_graph, train_mode)
+    }
+
+    /// Whether a backward wrote the gradient since it was last reset (MXNet `_fresh_grad`).
+    #[getter(_fresh_grad)]
+    fn fresh_grad(&self) -> bool {
+        crate::autograd::methods::fresh_grad(self)
+    }
+
+    #[setter(_fresh_grad)]
+    fn set_fresh_grad(&self, on: bool) {
+        crate::autograd::methods::set_fresh_grad(self, on)
+    }
+
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         shape_tuple(py, self.inner.shape())
@@ -215,7 +275,8 @@ impl PyNDArray {
         if x.ndim() < 2 {
             return Ok(slf.clone().into_any().unbind());
         }
-        Py::new(py, PyNDArray::new(enter(py, false, || x.transpose(&[]))?))?.into_py_any(py)
+        let op = ferrograd::ops::shape::Transpose { axes: Vec::new() };
+        Py::new(py, PyNDArray::new(run_op(py, op, &[x])?))?.into_py_any(py)
     }
 
     #[pyo3(signature = (*shape, reverse=false, **kwargs))]
@@ -244,7 +305,7 @@ impl PyNDArray {
         }
         let spec = shape_args(shape, kw.as_ref())?;
         let op = ferrograd::ops::shape::Reshape { spec, reverse };
-        Ok(PyNDArray::new(run_op(py, &op, std::slice::from_ref(&self.inner))?))
+        Ok(PyNDArray::new(run_op(py, op, std::slice::from_ref(&self.inner))?))
     }
 
     #[pyo3(signature = (*axes, **kwargs))]
@@ -259,8 +320,8 @@ impl PyNDArray {
             None => None,
         };
         let axes = if axes.is_empty() && kw.is_none() { vec![] } else { shape_args(axes, kw.as_ref())? };
-        let x = self.inner.clone();
-        Ok(PyNDArray::new(enter(py, false, || x.transpose(&axes))?))
+        let op = ferrograd::ops::shape::Transpose { axes: axes.into_iter().collect() };
+        Ok(PyNDArray::new(run_op(py, op, std::slice::from_ref(&self.inner))?))
     }
 
     fn expand_dims(&self, py: Python<'_>, axis: i64) -> PyResult<PyNDArray> {
@@ -275,14 +336,18 @@ impl PyNDArray {
             Some(a) => Some(a.extract::<Vec<i64>>().or_else(|_| a.extract::<i64>().map(|v| vec![v]))?),
         };
         let op = ferrograd::ops::shape_extra::Squeeze { axis: axes };
-        Ok(PyNDArray::new(run_op(py, &op, std::slice::from_ref(&self.inner))?))
+        Ok(PyNDArray::new(run_op(py, op, std::slice::from_ref(&self.inner))?))
     }
 
     /// Collapses all axes but the first (`(n, rest)`).
     fn flatten(&self, py: Python<'_>) -> PyResult<PyNDArray> {
         let op = ferrograd::ops::shape::Reshape { spec: vec![0, -1], reverse: false };
-        let x = if self.inner.ndim() == 0 { self.inner.reshape(&[1]).py_err(py)? } else { self.inner.clone() };
-        Ok(PyNDArray::new(run_op(py, &op, &[x])?))
+        let x = if self.inner.ndim() == 0 {
+            run_op(py, ferrograd::ops::shape::Reshape::to(&[1]), std::slice::from_ref(&self.inner))?
+        } else {
+            self.inner.clone()
+        };
+        Ok(PyNDArray::new(run_op(py, op, &[x])?))
     }
 
     /// A copy converted to `dtype` (MXNet: always a copy unless `copy=False` and same dtype).
@@ -294,13 +359,16 @@ impl PyNDArray {
         if !copy && dt == x.dtype() {
             return Ok(slf.clone().into_any().unbind());
         }
-        let r = enter(py, is_heavy(x.size()), || Ok(x.astype(dt)))?;
+        let r = if dt == x.dtype() {
+            run_op(py, ferrograd::ops::shape::Identity, &[x])?
+        } else {
+            run_op(py, ferrograd::ops::shape::Cast { dtype: dt }, &[x])?
+        };
         Py::new(py, PyNDArray::new(r))?.into_py_any(py)
     }
 
     fn copy(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        let x = self.inner.clone();
-        Ok(PyNDArray::new(enter(py, is_heavy(x.size()), || Ok(x.copy()))?))
+        Ok(PyNDArray::new(run_op(py, ferrograd::ops::shape::Identity, std::slice::from_ref(&self.inner))?))
     }
 
     /// Copies into `other` (an NDArray of the same shape) or to a context; returns the target.
@@ -320,14 +388,15 @@ impl PyNDArray {
                     ));
                 }
                 let target = &mut dst.inner;
+                ferrograd::autograd::check_inplace(target, Some(&src)).py_err(py)?;
                 enter(py, is_heavy(src.size()), || target.assign_from(&src))?;
             }
             return Ok(t.clone().into_any().unbind());
         }
         // A context: a new copy there (MXNet's copyto always copies).
         py.import("ferrograd.context")?.getattr("_check_context")?.call1((other,))?;
-        let x = self.inner.clone();
-        Py::new(py, PyNDArray::new(enter(py, is_heavy(x.size()), || Ok(x.copy()))?))?.into_py_any(py)
+        Py::new(py, PyNDArray::new(run_op(py, ferrograd::ops::shape::Identity, std::slice::from_ref(&self.inner))?))?
+            .into_py_any(py)
     }
 
     /// The array on `ctx`: itself, since every array lives on the CPU (MXNet returns `self` when
@@ -482,12 +551,12 @@ impl PyNDArray {
     fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Some(Operand::Array(b)) = operand(o)? else { return not_impl(py) };
         let op = Dot { transpose_a: false, transpose_b: false, batch: false };
-        wrap_any(py, Some(run_op(py, &op, &[self.inner.clone(), b])?))
+        wrap_any(py, Some(run_op(py, op, &[self.inner.clone(), b])?))
     }
     fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Some(Operand::Array(a)) = operand(o)? else { return not_impl(py) };
         let op = Dot { transpose_a: false, transpose_b: false, batch: false };
-        wrap_any(py, Some(run_op(py, &op, &[a, self.inner.clone()])?))
+        wrap_any(py, Some(run_op(py, op, &[a, self.inner.clone()])?))
     }
 
     fn __iadd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {

@@ -12,6 +12,7 @@
 //! assert!((y[0].to_f64_vec()[0] - 1.0f64.exp()).abs() < 1e-6);
 //! ```
 
+pub mod autograd;
 pub mod buffer;
 pub mod dtype;
 pub mod error;

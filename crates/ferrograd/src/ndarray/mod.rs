@@ -18,6 +18,7 @@ use ferrograd_kernels::layout::Dims;
 use ferrograd_kernels::Layout;
 use parking_lot::Mutex;
 
+use crate::autograd::Entry;
 use crate::buffer::Buffer;
 use crate::dtype::{DType, DTypeElem};
 use crate::error::{fmt_shape, Error, Result};
@@ -44,11 +45,15 @@ impl Meta {
 }
 
 /// An n-dimensional array on the CPU.
+///
+/// `ag` is the array's place in the autograd graph (a marked variable or a recorded op's output);
+/// it belongs to this handle, not to the storage, so views and copies start untracked.
 #[derive(Clone)]
 pub struct NDArray {
     cell: Arc<Cell>,
     layout: Layout,
     dtype: DType,
+    ag: Option<Entry>,
 }
 
 impl std::fmt::Debug for NDArray {
@@ -69,15 +74,16 @@ fn check_len(len: usize, shape: &[usize]) -> Result<()> {
 }
 
 impl NDArray {
+    /// A new, untracked handle over its own storage cell.
+    fn make(buf: Arc<Buffer>, layout: Layout, dtype: DType) -> NDArray {
+        NDArray { cell: Arc::new(Cell { buf: Mutex::new(buf) }), layout, dtype, ag: None }
+    }
+
     /// Wraps a buffer as a contiguous array of `shape`.
     pub fn from_buffer(buf: Buffer, shape: &[usize]) -> Result<NDArray> {
         check_len(buf.len(), shape)?;
         let dtype = buf.dtype();
-        Ok(NDArray {
-            cell: Arc::new(Cell { buf: Mutex::new(Arc::new(buf)) }),
-            layout: Layout::contiguous(shape),
-            dtype,
-        })
+        Ok(NDArray::make(Arc::new(buf), Layout::contiguous(shape), dtype))
     }
 
     pub fn from_vec<T: DTypeElem>(v: Vec<T>, shape: &[usize]) -> Result<NDArray> {
@@ -94,14 +100,14 @@ impl NDArray {
     pub(crate) fn uninit(shape: &[usize], dtype: DType) -> NDArray {
         let n = shape.iter().product();
         let buf = with_dtype!(dtype, T => Buffer::from_vec(alloc_output::<T>(n)));
-        NDArray { cell: Arc::new(Cell { buf: Mutex::new(Arc::new(buf)) }), layout: Layout::contiguous(shape), dtype }
+        NDArray::make(Arc::new(buf), Layout::contiguous(shape), dtype)
     }
 
     pub fn full(shape: &[usize], dtype: DType, value: f64) -> NDArray {
         let n = shape.iter().product();
         let buf =
             with_dtype!(dtype, T => Buffer::from_vec(vec![<T as ferrograd_kernels::Element>::from_f64(value); n]));
-        NDArray { cell: Arc::new(Cell { buf: Mutex::new(Arc::new(buf)) }), layout: Layout::contiguous(shape), dtype }
+        NDArray::make(Arc::new(buf), Layout::contiguous(shape), dtype)
     }
 
     pub fn zeros(shape: &[usize], dtype: DType) -> NDArray {
@@ -155,7 +161,9 @@ impl NDArray {
     /// into a private contiguous buffer, since writing it in place would be ambiguous.
     pub fn write<R>(&mut self, f: impl FnOnce(&mut Buffer, &Layout) -> R) -> R {
         if has_repeated_positions(&self.layout) {
+            let ag = self.ag.take();
             *self = self.to_contiguous_copy();
+            self.ag = ag;
         }
         let mut guard = self.cell.buf.lock();
         let buf = Arc::make_mut(&mut guard);
@@ -181,13 +189,12 @@ impl NDArray {
 
     /// A view over the same cell with another layout (writes reach the original).
     pub(crate) fn with_layout(&self, layout: Layout) -> NDArray {
-        NDArray { cell: self.cell.clone(), layout, dtype: self.dtype }
+        NDArray { cell: self.cell.clone(), layout, dtype: self.dtype, ag: None }
     }
 
     /// A lazy copy: a new cell sharing the current buffer (writes to either copy it first).
     pub(crate) fn lazy_copy(&self, layout: Layout) -> NDArray {
-        let buf = self.snapshot();
-        NDArray { cell: Arc::new(Cell { buf: Mutex::new(buf) }), layout, dtype: self.dtype }
+        NDArray::make(self.snapshot(), layout, self.dtype)
     }
 
     /// Builds an array over an existing snapshot (e.g. a buffer imported zero-copy).
@@ -202,7 +209,37 @@ impl NDArray {
             )));
         }
         let dtype = buf.dtype();
-        Ok(NDArray { cell: Arc::new(Cell { buf: Mutex::new(buf) }), layout, dtype })
+        Ok(NDArray::make(buf, layout, dtype))
+    }
+}
+
+/// Autograd bookkeeping of a handle.
+impl NDArray {
+    /// The array's autograd entry (`None` for constants).
+    pub fn entry(&self) -> Option<Entry> {
+        self.ag.clone()
+    }
+
+    pub fn has_entry(&self) -> bool {
+        self.ag.is_some()
+    }
+
+    pub fn set_entry(&mut self, e: Option<Entry>) {
+        self.ag = e;
+    }
+
+    /// MXNet `detach()`: the same storage without autograd history.
+    pub fn detach(&self) -> NDArray {
+        NDArray { cell: self.cell.clone(), layout: self.layout.clone(), dtype: self.dtype, ag: None }
+    }
+
+    /// A copy-on-write snapshot for the tape: later writes to `self` never reach it.
+    pub(crate) fn saved_copy(&self, keep_entry: bool) -> NDArray {
+        let mut s = self.lazy_copy(self.layout.clone());
+        if keep_entry {
+            s.ag = self.ag.clone();
+        }
+        s
     }
 }
 

@@ -25,6 +25,15 @@ pub struct Val(pub u32);
 pub trait GradGraph {
     fn apply(&mut self, op: OpRef, inputs: &[Val]) -> Result<Vec<Val>>;
     fn meta(&self, v: Val) -> Meta;
+    /// The concrete array behind `v`, for graphs that evaluate eagerly (`None` for symbolic ones).
+    /// Only ops whose gradient is user code (Python `autograd.Function`) need it.
+    fn value(&self, _v: Val) -> Option<NDArray> {
+        None
+    }
+    /// Adds a concrete array to an eager graph (`None` for symbolic graphs).
+    fn constant(&mut self, _x: NDArray) -> Option<Val> {
+        None
+    }
 }
 
 /// Convenience methods over a [`GradGraph`] for writing gradient rules.
@@ -47,6 +56,16 @@ impl<'a> Grad<'a> {
 
     pub fn meta(&self, v: Val) -> Meta {
         self.graph.meta(v)
+    }
+
+    /// The concrete array behind `v` in an eager graph (see [`GradGraph::value`]).
+    pub fn value(&self, v: Val) -> Option<NDArray> {
+        self.graph.value(v)
+    }
+
+    /// Adds a concrete array to an eager graph (see [`GradGraph::constant`]).
+    pub fn constant(&mut self, x: NDArray) -> Option<Val> {
+        self.graph.constant(x)
     }
 
     pub fn shape(&self, v: Val) -> Vec<usize> {
@@ -181,6 +200,14 @@ impl GradGraph for EagerGraph {
 
     fn meta(&self, v: Val) -> Meta {
         self.vals[v.0 as usize].meta()
+    }
+
+    fn value(&self, v: Val) -> Option<NDArray> {
+        Some(self.get(v).clone())
+    }
+
+    fn constant(&mut self, x: NDArray) -> Option<Val> {
+        Some(self.push(x))
     }
 }
 

@@ -1,0 +1,301 @@
+//! Python bindings of the tape (`ferrograd.autograd` and the NDArray autograd methods).
+//!
+//! The Python module `autograd.py` keeps MXNet's argument handling; everything here is a thin
+//! call into `ferrograd::autograd`. A Python `autograd.Function` becomes one recorded node whose
+//! gradient rule calls back into Python ([`PyFunctionOp`]).
+
+use ferrograd::autograd::{self, BackwardArgs, Entry, GradReq};
+use ferrograd::ops::{Ctx, Grad, Op, Saves, Val};
+use ferrograd::{Error, Meta, NDArray};
+use pyo3::prelude::*;
+use pyo3::types::{PyTuple, PyType};
+
+use crate::errors::{enter, IntoPyResult};
+use crate::ndarray::PyNDArray;
+
+fn arrays(xs: &[PyRef<'_, PyNDArray>]) -> Vec<NDArray> {
+    xs.iter().map(|x| x.inner.clone()).collect()
+}
+
+fn work(xs: &[NDArray]) -> usize {
+    xs.iter().map(NDArray::size).sum()
+}
+
+#[pyfunction]
+fn _ag_set_recording(on: bool) -> bool {
+    autograd::set_recording(on)
+}
+
+#[pyfunction]
+fn _ag_set_training(on: bool) -> bool {
+    autograd::set_training(on)
+}
+
+#[pyfunction]
+fn _ag_is_recording() -> bool {
+    autograd::is_recording()
+}
+
+#[pyfunction]
+fn _ag_is_training() -> bool {
+    autograd::is_training()
+}
+
+/// Marks `var` as a fresh leaf whose gradient goes into `grad` (by reference).
+#[pyfunction]
+fn _ag_mark_variable(var: &Bound<'_, PyNDArray>, grad: PyRef<'_, PyNDArray>, req: &str) -> PyResult<()> {
+    let req = GradReq::parse(req).py_err(var.py())?;
+    let g = grad.inner.detach();
+    drop(grad);
+    var.borrow_mut().inner.set_entry(Some(Entry::variable(g, req)));
+    Ok(())
+}
+
+fn head_grad_arrays(head_grads: &[Option<PyRef<'_, PyNDArray>>]) -> Vec<Option<NDArray>> {
+    head_grads.iter().map(|g| g.as_ref().map(|g| g.inner.clone())).collect()
+}
+
+#[pyfunction]
+fn _ag_backward(
+    py: Python<'_>,
+    heads: Vec<PyRef<'_, PyNDArray>>,
+    head_grads: Vec<Option<PyRef<'_, PyNDArray>>>,
+    retain_graph: bool,
+    train_mode: bool,
+) -> PyResult<()> {
+    let (hs, gs) = (arrays(&heads), head_grad_arrays(&head_grads));
+    drop((heads, head_grads));
+    let args = BackwardArgs { retain_graph, create_graph: false, train_mode };
+    enter(py, crate::errors::is_heavy(work(&hs)), || autograd::backward(&hs, &gs, args))
+}
+
+#[pyfunction]
+fn _ag_grad(
+    py: Python<'_>,
+    heads: Vec<PyRef<'_, PyNDArray>>,
+    head_grads: Vec<Option<PyRef<'_, PyNDArray>>>,
+    variables: Vec<PyRef<'_, PyNDArray>>,
+    retain_graph: bool,
+    create_graph: bool,
+    train_mode: bool,
+) -> PyResult<Vec<PyNDArray>> {
+    let (hs, gs, vs) = (arrays(&heads), head_grad_arrays(&head_grads), arrays(&variables));
+    drop((heads, head_grads, variables));
+    let args = BackwardArgs { retain_graph, create_graph, train_mode };
+    let grads = enter(py, crate::errors::is_heavy(work(&hs)), || autograd::grad(&hs, &gs, &vs, args))?;
+    Ok(grads.into_iter().map(PyNDArray::new).collect())
+}
+
+/// The recorded history of `x` in MXNet's symbol JSON format.
+#[pyfunction]
+fn _ag_get_symbol_json(x: PyRef<'_, PyNDArray>) -> PyResult<String> {
+    let py = x.py();
+    autograd::history_json(&x.inner).py_err(py)
+}
+
+/// A new Python object of class `cls` (NDArray or a subclass) for the same array: same storage,
+/// same autograd entry.
+#[pyfunction]
+fn _view_as<'py>(cls: &Bound<'py, PyType>, x: PyRef<'_, PyNDArray>) -> PyResult<Bound<'py, PyAny>> {
+    let inner = x.inner.clone();
+    drop(x);
+    let obj = cls.call0()?;
+    obj.cast::<PyNDArray>()?.borrow_mut().inner = inner;
+    Ok(obj)
+}
+
+/// A Python `autograd.Function` as one node: its gradient rule calls `backward(*out_grads)`.
+struct PyFunctionOp {
+    backward: Py<PyAny>,
+    in_metas: Vec<Meta>,
+    out_metas: Vec<Meta>,
+}
+
+impl std::fmt::Debug for PyFunctionOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Function({} inputs, {} outputs)", self.in_metas.len(), self.out_metas.len())
+    }
+}
+
+impl PyFunctionOp {
+    /// Calls the user's backward and checks what it returned: one array (or None) per input, in
+    /// the input's shape.
+    fn call_backward(&self, out_grads: Vec<NDArray>) -> ferrograd::Result<Vec<Option<NDArray>>> {
+        Python::attach(|py| {
+            let args: Vec<Py<PyNDArray>> =
+                out_grads.into_iter().map(|g| PyNDArray::wrap(py, g)).collect::<PyResult<_>>().map_err(py_error)?;
+            let ret = self.backward.bind(py).call1(PyTuple::new(py, args).map_err(py_error)?).map_err(py_error)?;
+            let items: Vec<Bound<'_, PyAny>> = match ret.cast::<PyTuple>() {
+                Ok(t) => t.iter().collect(),
+                Err(_) if ret.is_instance_of::<pyo3::types::PyList>() => {
+                    ret.try_iter().and_then(|i| i.collect()).map_err(py_error)?
+                }
+                Err(_) => vec![ret],
+            };
+            if items.len() != self.in_metas.len() {
+                return Err(Error::Value(format!(
+                    "Function.backward must return one gradient per input of forward ({}), got {}",
+                    self.in_metas.len(),
+                    items.len()
+                )));
+            }
+            items
+                .iter()
+                .zip(&self.in_metas)
+                .enumerate()
+                .map(|(i, (item, meta))| {
+                    if item.is_none() {
+                        return Ok(None);
+                    }
+                    let g = item.cast::<PyNDArray>().map_err(|_| {
+                        Error::DType(format!(
+                            "Function.backward: gradient {i} must be an NDArray, got {}",
+                            item.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                        ))
+                    })?;
+                    let g = g.borrow().inner.clone();
+                    if g.shape() != &meta.shape[..] {
+                        return Err(Error::Shape(format!(
+                            "Function.backward: gradient {i} has shape {} but input {i} has shape {}",
+                            ferrograd::error::fmt_shape(g.shape()),
+                            ferrograd::error::fmt_shape(&meta.shape)
+                        )));
+                    }
+                    Ok(Some(g))
+                })
+                .collect()
+        })
+    }
+}
+
+/// A Python exception raised by user code inside a backward, as a native error.
+fn py_error(e: PyErr) -> Error {
+    Python::attach(|py| {
+        let name = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "Exception".into());
+        Error::Runtime(format!("Error in Function.backward: {name}: {}", e.value(py)))
+    })
+}
+
+impl Op for PyFunctionOp {
+    fn name(&self) -> &'static str {
+        "_CustomFunction"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn num_outputs(&self) -> usize {
+        self.out_metas.len()
+    }
+    fn infer(&self, _inputs: &[Meta]) -> ferrograd::Result<Vec<Meta>> {
+        Ok(self.out_metas.clone())
+    }
+    fn forward(&self, _ctx: &Ctx, _inputs: &[NDArray], _outputs: &mut [NDArray]) -> ferrograd::Result<()> {
+        Err(Error::Runtime("an autograd.Function node cannot be replayed; call the Function again".into()))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, _i: &[Val], _o: &[Val], out_grads: &[Val]) -> ferrograd::Result<Vec<Option<Val>>> {
+        let gys = out_grads
+            .iter()
+            .map(|&v| g.value(v))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| Error::Runtime("autograd.Function has no symbolic gradient".into()))?;
+        let grads = self.call_backward(gys)?;
+        grads
+            .into_iter()
+            .map(|x| match x {
+                None => Ok(None),
+                Some(x) => g
+                    .constant(x)
+                    .map(Some)
+                    .ok_or_else(|| Error::Runtime("autograd.Function: eager graph needed".into())),
+            })
+            .collect()
+    }
+}
+
+/// Records one node for a Python `Function` call: gradients of `outputs` flow to `inputs` through
+/// `backward(*out_grads)`. Outputs become non-leaf arrays of the graph.
+#[pyfunction]
+fn _ag_record_function(
+    backward: Py<PyAny>,
+    inputs: Vec<PyRef<'_, PyNDArray>>,
+    outputs: Vec<Bound<'_, PyNDArray>>,
+) -> PyResult<()> {
+    let xs = arrays(&inputs);
+    drop(inputs);
+    let mut ys: Vec<NDArray> = outputs.iter().map(|y| y.borrow().inner.detach()).collect();
+    let op = PyFunctionOp {
+        backward,
+        in_metas: xs.iter().map(NDArray::meta).collect(),
+        out_metas: ys.iter().map(NDArray::meta).collect(),
+    };
+    autograd::record_custom(std::sync::Arc::new(op), &xs, &mut ys);
+    for (obj, y) in outputs.iter().zip(ys) {
+        obj.borrow_mut().inner = y;
+    }
+    Ok(())
+}
+
+/// The NDArray autograd methods, called from `ndarray.rs`'s `#[pymethods]`.
+pub mod methods {
+    use super::*;
+
+    /// `attach_grad(grad_req)`: a zero gradient buffer and a fresh leaf (history is cut).
+    pub fn attach_grad(slf: &Bound<'_, PyNDArray>, grad_req: &str, stype: Option<&str>) -> PyResult<()> {
+        let py = slf.py();
+        if let Some(st) = stype.filter(|s| *s != "default") {
+            return Err(crate::errors::to_py(
+                py,
+                Error::Value(format!("attach_grad: stype '{st}' is not supported (ferrograd arrays are dense)")),
+            ));
+        }
+        let req = GradReq::parse(grad_req).map_err(|_| pyo3::exceptions::PyKeyError::new_err(grad_req.to_string()))?;
+        let mut me = slf.borrow_mut();
+        let buf = NDArray::zeros(me.inner.shape(), me.inner.dtype());
+        me.inner.set_entry(Some(Entry::variable(buf, req)));
+        Ok(())
+    }
+
+    pub fn grad(slf: &PyNDArray) -> Option<PyNDArray> {
+        slf.inner.entry().and_then(|e| e.grad_buffer()).map(PyNDArray::new)
+    }
+
+    pub fn fresh_grad(slf: &PyNDArray) -> bool {
+        slf.inner.entry().is_some_and(|e| e.fresh_grad())
+    }
+
+    pub fn set_fresh_grad(slf: &PyNDArray, on: bool) {
+        if let Some(e) = slf.inner.entry() {
+            e.set_fresh_grad(on);
+        }
+    }
+
+    pub fn backward(
+        py: Python<'_>,
+        slf: &PyNDArray,
+        out_grad: Option<PyRef<'_, PyNDArray>>,
+        retain_graph: bool,
+        train_mode: bool,
+    ) -> PyResult<()> {
+        let hs = [slf.inner.clone()];
+        let gs = [out_grad.map(|g| g.inner.clone())];
+        let args = BackwardArgs { retain_graph, create_graph: false, train_mode };
+        enter(py, crate::errors::is_heavy(hs[0].size()), || autograd::backward(&hs, &gs, args))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_ag_set_recording, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_set_training, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_is_recording, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_is_training, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_mark_variable, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_get_symbol_json, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_record_function, m)?)?;
+    m.add_function(wrap_pyfunction!(_view_as, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,351 @@
+//! Reverse-mode sweep over the recorded graph.
+//!
+//! A topological walk from the heads visits every node on a path to the heads; gradient rules run
+//! against a [`TapeGraph`] (which records them when `create_graph`, making the result
+//! differentiable again); broadcasting is undone and gradients are accumulated here, in one place.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::{invoke, set_recording, set_training, Entry, GradReq, Node, Variable};
+use crate::error::{fmt_shape, Error, Result};
+use crate::ndarray::{Meta, NDArray};
+use crate::ops::binary::{Binary, BinaryKind};
+use crate::ops::{unbroadcast, Grad, GradGraph, OpRef, Val};
+
+const NOT_IN_GRAPH: &str = "Cannot differentiate node because it is not in a computational graph. You need to set \
+is_recording to true or use autograd.record() to save computational graphs for backward. If you want to differentiate \
+the same graph twice, you need to pass retain_graph=True to backward.";
+
+/// Options shared by `backward` and `grad`.
+#[derive(Clone, Copy, Debug)]
+pub struct BackwardArgs {
+    pub retain_graph: bool,
+    pub create_graph: bool,
+    pub train_mode: bool,
+}
+
+/// Evaluates gradient rules on arrays, through `invoke` (so they are recorded when the
+/// recording flag is on during a `create_graph` backward).
+struct TapeGraph {
+    vals: Vec<NDArray>,
+}
+
+impl TapeGraph {
+    fn push(&mut self, x: NDArray) -> Val {
+        self.vals.push(x);
+        Val(self.vals.len() as u32 - 1)
+    }
+}
+
+impl GradGraph for TapeGraph {
+    fn apply(&mut self, op: OpRef, inputs: &[Val]) -> Result<Vec<Val>> {
+        let xs: Vec<NDArray> = inputs.iter().map(|v| self.vals[v.0 as usize].clone()).collect();
+        let outs = invoke(&op, &xs)?;
+        Ok(outs.into_iter().map(|o| self.push(o)).collect())
+    }
+
+    fn meta(&self, v: Val) -> Meta {
+        self.vals[v.0 as usize].meta()
+    }
+
+    fn value(&self, v: Val) -> Option<NDArray> {
+        Some(self.vals[v.0 as usize].clone())
+    }
+
+    fn constant(&mut self, x: NDArray) -> Option<Val> {
+        Some(self.push(x))
+    }
+}
+
+fn node_key(n: &Arc<Node>) -> usize {
+    Arc::as_ptr(n) as usize
+}
+
+fn var_key(v: &Arc<Variable>) -> usize {
+    Arc::as_ptr(v) as usize
+}
+
+/// Nodes reachable from the heads, in topological order (inputs before users), plus reachable
+/// variables in discovery order. A node freed by an earlier backward is a constant (MXNet clears
+/// its history), so the walk stops there.
+fn topo(heads: &[Entry]) -> (Vec<Arc<Node>>, Vec<Arc<Variable>>) {
+    let mut order = Vec::new();
+    let mut vars = Vec::new();
+    let mut seen: HashMap<usize, ()> = HashMap::new();
+    // Iterative post-order DFS: (node, next input index).
+    let mut stack: Vec<(Arc<Node>, usize)> = Vec::new();
+    let mut visit = |e: &Entry, stack: &mut Vec<(Arc<Node>, usize)>, vars: &mut Vec<Arc<Variable>>| match e {
+        Entry::Var(v) => {
+            if seen.insert(var_key(v) | 1, ()).is_none() {
+                vars.push(v.clone());
+            }
+        }
+        Entry::Out(n, _) => {
+            if seen.insert(node_key(n), ()).is_none() && n.saved.lock().is_some() {
+                stack.push((n.clone(), 0));
+            }
+        }
+    };
+    for h in heads {
+        visit(h, &mut stack, &mut vars);
+        while let Some((n, i)) = stack.pop() {
+            if i < n.inputs.len() {
+                stack.push((n.clone(), i + 1));
+                if let Some(e) = &n.inputs[i] {
+                    visit(e, &mut stack, &mut vars);
+                }
+            } else {
+                order.push(n);
+            }
+        }
+    }
+    (order, vars)
+}
+
+/// Restores the thread's flags when the sweep ends, however it ends.
+struct FlagGuard(bool, bool);
+impl Drop for FlagGuard {
+    fn drop(&mut self) {
+        set_recording(self.0);
+        set_training(self.1);
+    }
+}
+
+/// The core sweep: returns gradients for the requested entries (or every reachable variable).
+fn sweep(
+    heads: &[NDArray],
+    head_grads: &[Option<NDArray>],
+    targets: Option<&[Entry]>,
+    args: BackwardArgs,
+) -> Result<(Vec<Arc<Variable>>, HashMap<usize, NDArray>, Vec<Option<NDArray>>)> {
+    if heads.len() != head_grads.len() {
+        return Err(Error::Value("heads and head_grads must be lists of the same length".into()));
+    }
+    let mut head_entries = Vec::with_capacity(heads.len());
+    for h in heads {
+        let e = h.entry().ok_or_else(|| Error::Runtime(NOT_IN_GRAPH.into()))?;
+        if let Entry::Out(n, _) = &e {
+            if n.saved.lock().is_none() {
+                return Err(Error::Runtime(NOT_IN_GRAPH.into()));
+            }
+        }
+        head_entries.push(e);
+    }
+    let (order, vars) = topo(&head_entries);
+    if targets.is_none() && !vars.iter().any(|v| v.req != GradReq::Null) {
+        return Err(Error::Runtime("There are no inputs in computation graph that require gradients.".into()));
+    }
+    if let Some(ts) = targets {
+        for (i, t) in ts.iter().enumerate() {
+            let reachable = match t {
+                Entry::Var(v) => vars.iter().any(|w| Arc::ptr_eq(v, w)),
+                Entry::Out(n, _) => order.iter().any(|m| Arc::ptr_eq(n, m)),
+            };
+            if !reachable {
+                return Err(Error::Runtime(format!(
+                    "Cannot differentiate with respect to the {}-th variable because it is unreachable from the outputs.",
+                    i + 1
+                )));
+            }
+        }
+    }
+
+    let _guard = FlagGuard(set_recording(args.create_graph), set_training(args.train_mode));
+    let mut tape = TapeGraph { vals: Vec::new() };
+    // Gradient accumulated per (node, output) and per variable.
+    let mut out_grads: HashMap<(usize, usize), Val> = HashMap::new();
+    let mut var_grads: HashMap<usize, Val> = HashMap::new();
+
+    for ((h, e), hg) in heads.iter().zip(&head_entries).zip(head_grads) {
+        let g = match hg {
+            Some(g) => {
+                if g.shape() != h.shape() {
+                    return Err(Error::Shape(format!(
+                        "backward: head gradient has shape {} but the head has shape {}",
+                        fmt_shape(g.shape()),
+                        fmt_shape(h.shape())
+                    )));
+                }
+                if g.dtype() == h.dtype() {
+                    g.clone()
+                } else {
+                    g.astype(h.dtype())
+                }
+            }
+            None => NDArray::ones(h.shape(), h.dtype()),
+        };
+        let v = tape.push(g);
+        accumulate(&mut tape, e, v, &mut out_grads, &mut var_grads)?;
+    }
+
+    for node in order.iter().rev() {
+        let key = node_key(node);
+        let gys: Vec<Option<Val>> = (0..node.out_metas.len()).map(|i| out_grads.get(&(key, i)).copied()).collect();
+        if gys.iter().all(Option::is_none) {
+            continue;
+        }
+        // Clone the snapshots out of the lock: a gradient rule may run user code (Function).
+        let (saved_in, saved_out) = {
+            let saved = node.saved.lock();
+            let saved = saved.as_ref().ok_or_else(|| Error::Runtime(NOT_IN_GRAPH.into()))?;
+            (saved.inputs.clone(), saved.outputs.clone())
+        };
+        let gys: Vec<Val> = gys
+            .iter()
+            .zip(&node.out_metas)
+            .map(|(g, m)| g.unwrap_or_else(|| tape.push(NDArray::zeros(&m.shape, m.dtype))))
+            .collect();
+        let xs: Vec<Val> = saved_in
+            .iter()
+            .zip(&node.in_metas)
+            .map(|(s, m)| tape.push(s.clone().unwrap_or_else(|| placeholder(m))))
+            .collect();
+        let ys: Vec<Val> = saved_out
+            .iter()
+            .zip(&node.out_metas)
+            .enumerate()
+            .map(|(i, (s, m))| {
+                let y = match s {
+                    Some(y) if args.create_graph => {
+                        let mut y = y.clone();
+                        y.set_entry(Some(Entry::Out(node.clone(), i)));
+                        y
+                    }
+                    Some(y) => y.clone(),
+                    None => placeholder(m),
+                };
+                tape.push(y)
+            })
+            .collect();
+        let grads = {
+            let mut g = Grad::new(&mut tape);
+            node.op.grad(&mut g, &xs, &ys, &gys)?
+        };
+        for ((gx, input), meta) in grads.into_iter().zip(&node.inputs).zip(&node.in_metas) {
+            let (Some(gx), Some(entry)) = (gx, input) else { continue };
+            let gx = {
+                let mut g = Grad::new(&mut tape);
+                let gx = unbroadcast(&mut g, gx, &meta.shape)?;
+                g.cast(gx, meta.dtype)?
+            };
+            accumulate(&mut tape, entry, gx, &mut out_grads, &mut var_grads)?;
+        }
+    }
+
+    let target_grads = targets.map(|ts| {
+        ts.iter()
+            .map(|t| {
+                let v = match t {
+                    Entry::Var(v) => var_grads.get(&var_key(v)),
+                    Entry::Out(n, i) => out_grads.get(&(node_key(n), *i)),
+                };
+                v.map(|v| tape.vals[v.0 as usize].clone())
+            })
+            .collect()
+    });
+    let by_var: HashMap<usize, NDArray> =
+        var_grads.into_iter().map(|(k, v)| (k, tape.vals[v.0 as usize].clone())).collect();
+    if !args.retain_graph {
+        for n in &order {
+            *n.saved.lock() = None;
+        }
+    }
+    Ok((vars, by_var, target_grads.unwrap_or_default()))
+}
+
+/// An array with the right shape and dtype but no data (a broadcast 0-d zero), for inputs and
+/// outputs a gradient rule declared it does not read.
+fn placeholder(m: &Meta) -> NDArray {
+    let z = NDArray::zeros(&[], m.dtype);
+    z.broadcast_to(&m.shape).unwrap_or(z) // ok: a 0-d array broadcasts to any shape
+}
+
+fn accumulate(
+    tape: &mut TapeGraph,
+    entry: &Entry,
+    g: Val,
+    out_grads: &mut HashMap<(usize, usize), Val>,
+    var_grads: &mut HashMap<usize, Val>,
+) -> Result<()> {
+    let slot = match entry {
+        Entry::Var(v) => var_grads.entry(var_key(v)),
+        Entry::Out(n, i) => {
+            let k = (node_key(n), *i);
+            return add_into(tape, out_grads.entry(k), g);
+        }
+    };
+    add_into(tape, slot, g)
+}
+
+fn add_into<K>(tape: &mut TapeGraph, slot: std::collections::hash_map::Entry<'_, K, Val>, g: Val) -> Result<()> {
+    match slot {
+        std::collections::hash_map::Entry::Vacant(s) => {
+            s.insert(g);
+        }
+        std::collections::hash_map::Entry::Occupied(mut s) => {
+            let op: OpRef = Arc::new(Binary { kind: BinaryKind::Add, broadcast: false });
+            let sum = tape.apply(op, &[*s.get(), g])?;
+            s.insert(sum[0]);
+        }
+    }
+    Ok(())
+}
+
+/// `autograd.backward`: writes gradients into every reachable variable per its `grad_req`.
+pub fn backward(heads: &[NDArray], head_grads: &[Option<NDArray>], args: BackwardArgs) -> Result<()> {
+    let (vars, grads, _) = sweep(heads, head_grads, None, args)?;
+    for v in vars {
+        let Some(g) = grads.get(&var_key(&v)) else { continue };
+        let mut slot = v.grad.lock();
+        let Some(buf) = slot.as_mut() else { continue };
+        match v.req {
+            GradReq::Null => continue,
+            GradReq::Write => buf.assign_from(g)?,
+            GradReq::Add => {
+                let sum = crate::ops::run1(
+                    &Binary { kind: BinaryKind::Add, broadcast: false },
+                    &Default::default(),
+                    &[buf.detach(), g.detach()],
+                )?;
+                buf.assign_from(&sum)?;
+            }
+        }
+        v.fresh.store(true, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// `autograd.grad`: gradients of the heads w.r.t. `variables`, returned (never written into
+/// `.grad`). Each variable must be a marked array with `grad_req` other than `null`.
+pub fn grad(
+    heads: &[NDArray],
+    head_grads: &[Option<NDArray>],
+    variables: &[NDArray],
+    args: BackwardArgs,
+) -> Result<Vec<NDArray>> {
+    if variables.is_empty() {
+        return Err(Error::Value("variables cannot be an empty list.".into()));
+    }
+    let mut targets = Vec::with_capacity(variables.len());
+    for (i, x) in variables.iter().enumerate() {
+        match x.entry() {
+            Some(e @ Entry::Var(_)) if e.grad_buffer().is_some() => targets.push(e),
+            None => return Err(Error::Runtime(NOT_IN_GRAPH.into())),
+            Some(Entry::Var(_)) => {
+                return Err(Error::Runtime(format!(
+                    "Cannot differentiate with respect to the {}-th variable because it does not require gradient.",
+                    i + 1
+                )))
+            }
+            Some(e) => targets.push(e),
+        }
+    }
+    let (_, _, grads) = sweep(heads, head_grads, Some(&targets), args)?;
+    Ok(grads
+        .into_iter()
+        .zip(variables)
+        .map(|(g, x)| g.unwrap_or_else(|| NDArray::zeros(x.shape(), x.dtype())))
+        .collect())
+}

@@ -1,0 +1,218 @@
+//! The dynamic tape (MXNet `autograd`).
+//!
+//! The graph lives with the arrays: a recorded output holds an [`Entry`] pointing at its [`Node`],
+//! a node holds its inputs' entries and the snapshots its gradient rule needs. Dropping the outputs
+//! frees the graph; `backward` frees it unless `retain_graph`. Recording and training flags are
+//! thread-local, as in MXNet. [`invoke`] is the single entry point that runs an op and, when
+//! recording, records it.
+
+mod backward;
+mod history;
+mod state;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+pub use backward::{backward, grad, BackwardArgs};
+pub use history::history_json;
+pub use state::{is_recording, is_training, set_recording, set_training};
+
+use crate::error::{Error, Result};
+use crate::ndarray::{Meta, NDArray};
+use crate::ops::{self, Ctx, OpRef, Saves};
+
+/// What `backward` does with a variable's gradient buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GradReq {
+    Null,
+    Write,
+    Add,
+}
+
+impl GradReq {
+    /// Parses MXNet's names; unknown names are a `KeyError`-like value error naming the request.
+    pub fn parse(s: &str) -> Result<GradReq> {
+        match s {
+            "null" => Ok(GradReq::Null),
+            "write" => Ok(GradReq::Write),
+            "add" => Ok(GradReq::Add),
+            _ => Err(Error::Value(format!("'{s}': grad_req must be one of 'null', 'write', 'add'"))),
+        }
+    }
+}
+
+/// A leaf marked by `attach_grad` / `mark_variables`.
+pub struct Variable {
+    pub(crate) grad: Mutex<Option<NDArray>>,
+    pub(crate) req: GradReq,
+    /// Set when a backward wrote the gradient (MXNet `_fresh_grad`).
+    pub(crate) fresh: AtomicBool,
+}
+
+/// One recorded op application.
+pub struct Node {
+    pub(crate) op: OpRef,
+    pub(crate) inputs: Vec<Option<Entry>>,
+    pub(crate) in_metas: Vec<Meta>,
+    pub(crate) out_metas: Vec<Meta>,
+    /// Snapshots for the gradient rule; `None` once freed by a backward without `retain_graph`.
+    pub(crate) saved: Mutex<Option<Saved>>,
+}
+
+pub(crate) struct Saved {
+    pub(crate) inputs: Vec<Option<NDArray>>,
+    pub(crate) outputs: Vec<Option<NDArray>>,
+}
+
+/// An array's place in the graph: a marked variable or output `i` of a node.
+#[derive(Clone)]
+pub enum Entry {
+    Var(Arc<Variable>),
+    Out(Arc<Node>, usize),
+}
+
+impl Entry {
+    /// Marks a new leaf with a gradient buffer (`attach_grad`, `mark_variables`).
+    pub fn variable(grad: NDArray, req: GradReq) -> Entry {
+        Entry::Var(Arc::new(Variable { grad: Mutex::new(Some(grad)), req, fresh: AtomicBool::new(false) }))
+    }
+
+    /// The gradient buffer of a variable with `grad_req` other than `null`.
+    pub fn grad_buffer(&self) -> Option<NDArray> {
+        match self {
+            Entry::Var(v) if v.req != GradReq::Null => v.grad.lock().clone(),
+            _ => None,
+        }
+    }
+
+    pub fn is_variable(&self) -> bool {
+        matches!(self, Entry::Var(_))
+    }
+
+    pub fn fresh_grad(&self) -> bool {
+        match self {
+            Entry::Var(v) => v.fresh.load(std::sync::atomic::Ordering::Relaxed),
+            _ => false,
+        }
+    }
+
+    pub fn set_fresh_grad(&self, on: bool) {
+        if let Entry::Var(v) = self {
+            v.fresh.store(on, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// The op that produced this entry (for `get_symbol`); `None` for variables.
+    pub fn node_op(&self) -> Option<(OpRef, usize)> {
+        match self {
+            Entry::Out(n, i) => Some((n.op.clone(), *i)),
+            Entry::Var(_) => None,
+        }
+    }
+}
+
+const ASSIGN_IN_GRAPH: &str = "Assigning to NDArrays that are already in a computational graph will cause \
+undefined behavior when evaluating gradients. Please call backward first to clear the graph or do this out side of \
+a record section. Also note that you cannot use inplace operations like +=, *=, relu(x, out=x), y[idx]=x, etc \
+inside a record section.";
+
+/// Runs `op` and, when recording and some input is in the graph, records it. This is the one
+/// entry point through which every imperative op call (Rust or Python) runs.
+pub fn invoke(op: &OpRef, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
+    invoke_with(op.as_ref(), || op.clone(), inputs)
+}
+
+/// [`invoke`] for an op built for this call: it is moved into an `Arc` only if it is recorded.
+pub fn invoke_owned<O: ops::Op + 'static>(op: O, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
+    if should_record(&op, inputs) {
+        let op: OpRef = Arc::new(op);
+        invoke(&op, inputs)
+    } else {
+        run_ctx(&op, inputs)
+    }
+}
+
+/// [`invoke`] for single-output ops.
+pub fn invoke1(op: &OpRef, inputs: &[NDArray]) -> Result<NDArray> {
+    Ok(invoke(op, inputs)?.swap_remove(0))
+}
+
+fn should_record(op: &dyn ops::Op, inputs: &[NDArray]) -> bool {
+    is_recording() && op.differentiable() && inputs.iter().any(NDArray::has_entry)
+}
+
+fn run_ctx(op: &dyn ops::Op, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
+    ops::run(op, &Ctx { is_train: is_training() }, inputs)
+}
+
+fn invoke_with(op: &dyn ops::Op, op_ref: impl FnOnce() -> OpRef, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
+    let mut outs = run_ctx(op, inputs)?;
+    if should_record(op, inputs) {
+        record(&op_ref(), inputs, &mut outs);
+    }
+    Ok(outs)
+}
+
+/// Checks an in-place write of `value` (if any) into `target` before it happens. Inside `record()`
+/// an array that is part of a graph may not be overwritten (MXNet's error: its recorded history
+/// would no longer match its value), and a recorded value may not be written into another array
+/// (the write is not an op, so its gradient would be lost silently).
+pub fn check_inplace(target: &NDArray, value: Option<&NDArray>) -> Result<()> {
+    if !is_recording() {
+        return Ok(());
+    }
+    if target.has_entry() {
+        return Err(Error::Runtime(ASSIGN_IN_GRAPH.into()));
+    }
+    if value.is_some_and(NDArray::has_entry) {
+        return Err(Error::Runtime(
+            "in-place assignment inside record(): the value is part of a computational graph, and writing it \
+into another array would drop its gradient. Build the result with operators instead (e.g. concat, stack, \
+where), or assign value.detach() if no gradient should flow."
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Records an op whose outputs were computed elsewhere (a Python `autograd.Function`): one node
+/// connecting every input to every output. Nothing is saved; the op's gradient rule must not read
+/// its input or output values (it gets placeholders).
+pub fn record_custom(op: OpRef, inputs: &[NDArray], outs: &mut [NDArray]) {
+    if inputs.iter().any(NDArray::has_entry) {
+        let node = Arc::new(Node {
+            op,
+            inputs: inputs.iter().map(NDArray::entry).collect(),
+            in_metas: inputs.iter().map(NDArray::meta).collect(),
+            out_metas: outs.iter().map(NDArray::meta).collect(),
+            saved: Mutex::new(Some(Saved { inputs: vec![None; inputs.len()], outputs: vec![None; outs.len()] })),
+        });
+        for (i, y) in outs.iter_mut().enumerate() {
+            y.set_entry(Some(Entry::Out(node.clone(), i)));
+        }
+    }
+}
+
+fn record(op: &OpRef, inputs: &[NDArray], outs: &mut [NDArray]) {
+    let saves = op.saves();
+    let keep_in = matches!(saves, Saves::Inputs | Saves::InputsAndOutputs);
+    let keep_out = matches!(saves, Saves::Outputs | Saves::InputsAndOutputs);
+    // Saved inputs keep their entries (higher-order gradients flow through them); saved outputs
+    // drop theirs (they would point back at this node) and get it back during backward.
+    let saved = Saved {
+        inputs: inputs.iter().map(|x| keep_in.then(|| x.saved_copy(true))).collect(),
+        outputs: outs.iter().map(|y| keep_out.then(|| y.saved_copy(false))).collect(),
+    };
+    let node = Arc::new(Node {
+        op: op.clone(),
+        inputs: inputs.iter().map(NDArray::entry).collect(),
+        in_metas: inputs.iter().map(NDArray::meta).collect(),
+        out_metas: outs.iter().map(NDArray::meta).collect(),
+        saved: Mutex::new(Some(saved)),
+    });
+    for (i, y) in outs.iter_mut().enumerate() {
+        y.set_entry(Some(Entry::Out(node.clone(), i)));
+    }
+}
