@@ -1,6 +1,6 @@
 """ferrograd: MXNet 1.x's NDArray/autograd API on a Rust core. ``import ferrograd as mx``."""
 
-from . import autograd, base, context, ndarray
+from . import autograd, base, context, gradient_check, ndarray, test_utils
 from . import ndarray as nd
 from . import numpy as np
 from . import numpy_extension as npx
@@ -11,6 +11,7 @@ from .ndarray import random
 
 __version__ = "0.1.0"
 
-__all__ = ["autograd", "nd", "ndarray", "base", "context", "random", "Context", "cpu", "cpu_pinned",
-           "gpu", "num_gpus", "current_context", "MXNetError", "build_info"]
+__all__ = ["autograd", "gradient_check", "test_utils", "nd", "ndarray", "base", "context",
+           "random", "Context", "cpu", "cpu_pinned", "gpu", "num_gpus", "current_context",
+           "MXNetError", "build_info"]
 __all__ += ["np", "npx"]

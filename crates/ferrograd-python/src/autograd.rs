@@ -44,9 +44,21 @@ fn _ag_is_training() -> bool {
 /// Marks `var` as a fresh leaf whose gradient goes into `grad` (by reference).
 #[pyfunction]
 fn _ag_mark_variable(var: &Bound<'_, PyNDArray>, grad: PyRef<'_, PyNDArray>, req: &str) -> PyResult<()> {
-    let req = GradReq::parse(req).py_err(var.py())?;
+    let py = var.py();
+    let req = GradReq::parse(req).py_err(py)?;
     let g = grad.inner.detach();
     drop(grad);
+    let shape = var.borrow().inner.shape().to_vec();
+    if g.shape() != shape {
+        return Err(crate::errors::to_py(
+            py,
+            Error::Shape(format!(
+                "mark_variables: gradient buffer has shape {} but the variable has shape {}",
+                ferrograd::error::fmt_shape(g.shape()),
+                ferrograd::error::fmt_shape(&shape)
+            )),
+        ));
+    }
     var.borrow_mut().inner.set_entry(Some(Entry::variable(g, req)));
     Ok(())
 }

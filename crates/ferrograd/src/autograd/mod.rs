@@ -14,6 +14,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 
 pub use backward::{backward, grad, BackwardArgs};
 pub use history::history_json;
@@ -51,19 +52,23 @@ pub struct Variable {
     pub(crate) fresh: AtomicBool,
 }
 
+/// Up to two inline items without a heap allocation (most ops are unary or binary): recording
+/// an op allocates only its node.
+pub(crate) type Few<T> = SmallVec<[T; 2]>;
+
 /// One recorded op application.
 pub struct Node {
     pub(crate) op: OpRef,
-    pub(crate) inputs: Vec<Option<Entry>>,
-    pub(crate) in_metas: Vec<Meta>,
-    pub(crate) out_metas: Vec<Meta>,
+    pub(crate) inputs: Few<Option<Entry>>,
+    pub(crate) in_metas: Few<Meta>,
+    pub(crate) out_metas: Few<Meta>,
     /// Snapshots for the gradient rule; `None` once freed by a backward without `retain_graph`.
     pub(crate) saved: Mutex<Option<Saved>>,
 }
 
 pub(crate) struct Saved {
-    pub(crate) inputs: Vec<Option<NDArray>>,
-    pub(crate) outputs: Vec<Option<NDArray>>,
+    pub(crate) inputs: Few<Option<NDArray>>,
+    pub(crate) outputs: Few<Option<NDArray>>,
 }
 
 /// An array's place in the graph: a marked variable or output `i` of a node.
@@ -84,6 +89,14 @@ impl Entry {
         match self {
             Entry::Var(v) if v.req != GradReq::Null => v.grad.lock().clone(),
             _ => None,
+        }
+    }
+
+    /// False for the output of a node whose history a backward freed (`retain_graph=False`).
+    pub fn is_live(&self) -> bool {
+        match self {
+            Entry::Var(_) => true,
+            Entry::Out(n, _) => n.saved.lock().is_some(),
         }
     }
 
@@ -163,7 +176,8 @@ pub fn check_inplace(target: &NDArray, value: Option<&NDArray>) -> Result<()> {
     if !is_recording() {
         return Ok(());
     }
-    if target.has_entry() {
+    // An output whose graph a backward already freed is a constant again (MXNet clears it).
+    if target.entry().is_some_and(|e| e.is_live()) {
         return Err(Error::Runtime(ASSIGN_IN_GRAPH.into()));
     }
     if value.is_some_and(NDArray::has_entry) {
@@ -187,7 +201,10 @@ pub fn record_custom(op: OpRef, inputs: &[NDArray], outs: &mut [NDArray]) {
             inputs: inputs.iter().map(NDArray::entry).collect(),
             in_metas: inputs.iter().map(NDArray::meta).collect(),
             out_metas: outs.iter().map(NDArray::meta).collect(),
-            saved: Mutex::new(Some(Saved { inputs: vec![None; inputs.len()], outputs: vec![None; outs.len()] })),
+            saved: Mutex::new(Some(Saved {
+                inputs: inputs.iter().map(|_| None).collect(),
+                outputs: outs.iter().map(|_| None).collect(),
+            })),
         });
         for (i, y) in outs.iter_mut().enumerate() {
             y.set_entry(Some(Entry::Out(node.clone(), i)));

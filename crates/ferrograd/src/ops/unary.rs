@@ -220,7 +220,7 @@ impl Op for Unary {
         use UnaryKind::*;
         match self.kind {
             Negative => Saves::None,
-            Exp | Expm1 | Sqrt | Tanh | Sigmoid | Reciprocal | RecipNonzero | Cbrt | Tan => Saves::Outputs,
+            Exp | Expm1 | Sqrt | Rsqrt | Tanh | Sigmoid | Reciprocal | RecipNonzero | Cbrt | Tan => Saves::Outputs,
             _ => Saves::Inputs,
         }
     }
@@ -241,7 +241,9 @@ impl Op for Unary {
                 return Ok(vec![Some(g.div(gy, t)?)]);
             }
             Rsqrt => {
-                let t = g.div(y, x)?;
+                // d/dx x^-1/2 = -y^3 / 2, from the output alone.
+                let t = g.mul(y, y)?;
+                let t = g.mul(t, y)?;
                 g.mul_scalar(t, -0.5)?
             }
             Cbrt => {

@@ -93,8 +93,40 @@ pub fn check(what: &str, op: &OpRef, inputs: &[NDArray], rng: &mut Rng, second: 
             );
         }
     }
+    check_tape(what, op, inputs, &v, &got);
     if second {
         check_second(what, op, inputs, &v, rng);
+    }
+}
+
+/// The same gradients through the autograd tape, which gives the rule only the tensors the op
+/// declares in `saves()` (placeholders for the rest): a wrong declaration shows up here.
+fn check_tape(what: &str, op: &OpRef, inputs: &[NDArray], v: &[NDArray], want: &[NDArray]) {
+    use ferrograd::autograd::{self, BackwardArgs, Entry, GradReq};
+    let xs: Vec<NDArray> = inputs
+        .iter()
+        .map(|x| {
+            let mut x = x.clone();
+            if x.dtype().is_float() {
+                x.set_entry(Some(Entry::variable(NDArray::zeros(x.shape(), x.dtype()), GradReq::Write)));
+            }
+            x
+        })
+        .collect();
+    let prev = autograd::set_recording(true);
+    let outs = autograd::invoke(op, &xs);
+    autograd::set_recording(prev);
+    let outs = outs.unwrap_or_else(|e| panic!("{what}: recorded forward: {e}"));
+    let (vars, wants): (Vec<NDArray>, Vec<&NDArray>) =
+        xs.iter().zip(want).filter(|(x, _)| x.has_entry()).map(|(x, w)| (x.clone(), w)).unzip();
+    if vars.is_empty() || outs.iter().all(|o| !o.has_entry()) {
+        return;
+    }
+    let heads: Vec<Option<NDArray>> = v.iter().cloned().map(Some).collect();
+    let args = BackwardArgs { retain_graph: false, create_graph: false, train_mode: false };
+    let got = autograd::grad(&outs, &heads, &vars, args).unwrap_or_else(|e| panic!("{what}: tape grad: {e}"));
+    for (i, (g, w)) in got.iter().zip(wants).enumerate() {
+        assert_eq!(g.to_f64_vec(), w.to_f64_vec(), "{what}: tape gradient {i} differs from the rule's (saves()?)");
     }
 }
 
