@@ -34,6 +34,11 @@ LABELS = {"ferrograd": "ferrograd", "numpy": "NumPy", "torch": "PyTorch"}
 Case = tuple  # (stmt: str, namespace: dict)
 
 
+# Pause before each framework's block of repeats: longer than OpenBLAS's default spin-wait
+# (2^28 cycles, ~0.1 s) and libgomp's, so idle workers of another library are asleep.
+SETTLE_S = 0.3
+
+
 def case(stmt: str, **ns: Any) -> Case:
     return (stmt, ns)
 
@@ -62,8 +67,10 @@ class Bench:
         ``builders`` maps a framework to a zero-argument function returning a ``Case`` (built
         lazily so a missing API, e.g. a function not written yet, yields "n/a" instead of an
         error). Each case is warmed up and calibrated (autorange: loops per repeat so one repeat
-        lasts >= min_time), then the repeats of all frameworks are interleaved so that a burst
-        of load on the shared machine hits every column alike.
+        lasts >= min_time), then timed in one block of repeats. Blocks are not interleaved: after
+        a call, OpenBLAS and OpenMP workers spin for up to ~0.1 s and, on a 2-core machine, would
+        slow the next framework down (measured: torch.mm 6.6 ms alone, 10.6 ms right after
+        NumPy's matmul). So each block starts after a pause that lets the others' threads sleep.
         """
         timers, loops, samples = {}, {}, {}
         for fw in self.frameworks():
@@ -79,8 +86,10 @@ class Bench:
                 self.notes.append(f"{fw}: {type(exc).__name__}: {exc}".split("\n")[0][:160])
                 continue
             timers[fw], samples[fw] = timer, []
-        for _ in range(self.repeat):
-            for fw, timer in timers.items():
+        for fw, timer in timers.items():
+            time.sleep(SETTLE_S)
+            timer.timeit(max(1, loops[fw] // 10))  # wake this framework's own threads
+            for _ in range(self.repeat):
                 samples[fw].append(timer.timeit(loops[fw]) / loops[fw])
         out = {fw: None for fw in self.frameworks()}
         out.update({fw: statistics.median(s) for fw, s in samples.items()})
@@ -113,6 +122,8 @@ class Target:
     def describe(self) -> str:
         if self.kind == "max_time":
             return f"<= {fmt_time(self.value)}"
+        if self.kind == "max_overhead":
+            return f"<= {self.value:.2f}x unrecorded"
         return f">= {self.value:.2f}x PyTorch"
 
     def factor(self, times: dict) -> float | None:
@@ -122,6 +133,9 @@ class Target:
             return None
         if self.kind == "max_time":
             return self.value / fg
+        if self.kind == "max_overhead":
+            base = times.get("base")
+            return None if base is None else self.value / (fg / base)
         tt = times.get("torch")
         return None if tt is None else (tt / fg) / self.value
 
@@ -209,6 +223,66 @@ def to_numpy(b: Bench) -> dict:
     })
 
 
+CHAIN_FG = """with ag.record():
+    y = x
+    for _ in range(100):
+        y = y * 1.0001
+        y = y + 0.001
+y.backward()"""
+CHAIN_TORCH = """y = x
+for _ in range(100):
+    y = y * 1.0001
+    y = y + 0.001
+y.backward(g)"""
+
+
+def _tracked(b: Bench):
+    """A 16-element float32 leaf that needs a gradient, in ferrograd and (if present) PyTorch."""
+    x = b.mx.nd.ones((16,))
+    x.attach_grad()
+    t = None
+    if b.torch is not None:
+        t = b.torch.ones(16, requires_grad=True)
+    return x, t
+
+
+def autograd_chain(b: Bench) -> dict:
+    """200 tiny ops recorded, then one backward through all of them."""
+    x, t = _tracked(b)
+    return b.measure({
+        "ferrograd": lambda: case(CHAIN_FG, x=x, ag=b.mx.autograd),
+        "torch": lambda: case(CHAIN_TORCH, x=t, g=b.torch.ones(16)),
+    })
+
+
+def backward_fixed(b: Bench) -> dict:
+    """``backward`` alone on a one-node graph (retained, so each call walks the same graph)."""
+    x, t = _tracked(b)
+    with b.mx.autograd.record():
+        y = x * 2
+    builders = {"ferrograd": lambda: case("y.backward(retain_graph=True)", y=y)}
+    if t is not None:
+        yt = t * 2
+        builders["torch"] = lambda: case("y.backward(g, retain_graph=True)", y=yt,
+                                         g=b.torch.ones(16))
+    return b.measure(builders)
+
+
+def record_overhead(b: Bench) -> dict:
+    """``x * 1.0001`` on 16 elements inside ``record()`` with a tracked input; the unrecorded
+    time of the same op is the reference ("base")."""
+    x, t = _tracked(b)
+    plain = b.mx.nd.ones((16,))
+    stmt = "with ag.record():\n    for _ in range(100):\n        x * 1.0001"
+    builders = {"ferrograd": lambda: case(stmt, x=x, ag=b.mx.autograd)}
+    if t is not None:
+        builders["torch"] = lambda: case("for _ in range(100):\n    x * 1.0001", x=t)
+    out = b.measure(builders)
+    base = b.measure({"ferrograd": lambda: case(stmt, x=plain, ag=b.mx.autograd)})
+    out["base"] = base["ferrograd"]
+    return out
+
+
 F32 = 4
 WORKLOADS = [
     Workload("add 16 f32", "tiny", tiny_add, Target("max_time", 1.5e-6)),
@@ -227,6 +301,11 @@ WORKLOADS = [
     Workload("gemm 1024^2 f64", "gemm", gemm("float64"), None, 2 * GEMM_N**3, "GFLOP/s"),
     Workload("from_numpy 100M f32", "interop", from_numpy, Target("max_time", 5e-6)),
     Workload("to_numpy 100M f32", "interop", to_numpy, Target("max_time", 5e-6)),
+    Workload("autograd chain 200 ops 16 f32", "autograd", autograd_chain,
+             Target("vs_torch", 4.0)),
+    Workload("backward() 1-node graph", "autograd", backward_fixed, Target("vs_torch", 2.0)),
+    Workload("100x (x*1.0001) recorded", "autograd", record_overhead,
+             Target("max_overhead", 1.3)),
 ]
 
 

@@ -5,6 +5,7 @@
 //! differentiable again); broadcasting is undone and gradients are accumulated here, in one place.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -26,32 +27,59 @@ pub struct BackwardArgs {
     pub train_mode: bool,
 }
 
+/// A value of the backward pass: an array, or only the shape and dtype of a forward tensor that
+/// the op did not save (its gradient rule may ask for the metadata, never for the values).
+enum Slot {
+    Array(NDArray),
+    Unsaved(Meta),
+}
+
 /// Evaluates gradient rules on arrays, through `invoke` (so they are recorded when the
 /// recording flag is on during a `create_graph` backward).
 struct TapeGraph {
-    vals: Vec<NDArray>,
+    vals: Vec<Slot>,
+    /// The op whose rule is running (named when a rule reads an unsaved tensor).
+    current: &'static str,
 }
 
 impl TapeGraph {
     fn push(&mut self, x: NDArray) -> Val {
-        self.vals.push(x);
+        self.vals.push(Slot::Array(x));
         Val(self.vals.len() as u32 - 1)
+    }
+
+    fn push_unsaved(&mut self, m: &Meta) -> Val {
+        self.vals.push(Slot::Unsaved(m.clone()));
+        Val(self.vals.len() as u32 - 1)
+    }
+
+    fn array(&self, v: Val) -> Result<NDArray> {
+        match &self.vals[v.0 as usize] {
+            Slot::Array(x) => Ok(x.clone()),
+            Slot::Unsaved(_) => Err(Error::Runtime(format!(
+                "internal: the gradient rule of `{}` read a tensor the op does not save (its `saves()` is wrong)",
+                self.current
+            ))),
+        }
     }
 }
 
 impl GradGraph for TapeGraph {
     fn apply(&mut self, op: OpRef, inputs: &[Val]) -> Result<Vec<Val>> {
-        let xs: Vec<NDArray> = inputs.iter().map(|v| self.vals[v.0 as usize].clone()).collect();
+        let xs: Vec<NDArray> = inputs.iter().map(|&v| self.array(v)).collect::<Result<_>>()?;
         let outs = invoke(&op, &xs)?;
         Ok(outs.into_iter().map(|o| self.push(o)).collect())
     }
 
     fn meta(&self, v: Val) -> Meta {
-        self.vals[v.0 as usize].meta()
+        match &self.vals[v.0 as usize] {
+            Slot::Array(x) => x.meta(),
+            Slot::Unsaved(m) => m.clone(),
+        }
     }
 
     fn value(&self, v: Val) -> Option<NDArray> {
-        Some(self.vals[v.0 as usize].clone())
+        self.array(v).ok()
     }
 
     fn constant(&mut self, x: NDArray) -> Option<Val> {
@@ -59,8 +87,29 @@ impl GradGraph for TapeGraph {
     }
 }
 
+/// A hasher for pointer-sized keys (node and variable addresses): one multiply instead of SipHash,
+/// which dominated the per-node cost of small graphs.
+#[derive(Default)]
+struct PtrHasher(u64);
+
+impl Hasher for PtrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_usize(b as usize);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type PtrMap<K, V> = HashMap<K, V, BuildHasherDefault<PtrHasher>>;
+
 fn node_key(n: &Arc<Node>) -> usize {
-    Arc::as_ptr(n) as usize
+    Arc::as_ptr(n) as *const () as usize
 }
 
 fn var_key(v: &Arc<Variable>) -> usize {
@@ -73,7 +122,7 @@ fn var_key(v: &Arc<Variable>) -> usize {
 fn topo(heads: &[Entry]) -> (Vec<Arc<Node>>, Vec<Arc<Variable>>) {
     let mut order = Vec::new();
     let mut vars = Vec::new();
-    let mut seen: HashMap<usize, ()> = HashMap::new();
+    let mut seen: PtrMap<usize, ()> = PtrMap::default();
     // Iterative post-order DFS: (node, next input index).
     let mut stack: Vec<(Arc<Node>, usize)> = Vec::new();
     let mut visit = |e: &Entry, stack: &mut Vec<(Arc<Node>, usize)>, vars: &mut Vec<Arc<Variable>>| match e {
@@ -113,13 +162,17 @@ impl Drop for FlagGuard {
     }
 }
 
+/// What a sweep found: the reachable variables, their gradients (by variable address), and the
+/// gradients of the requested targets.
+type Swept = (Vec<Arc<Variable>>, PtrMap<usize, NDArray>, Vec<Option<NDArray>>);
+
 /// The core sweep: returns gradients for the requested entries (or every reachable variable).
 fn sweep(
     heads: &[NDArray],
     head_grads: &[Option<NDArray>],
     targets: Option<&[Entry]>,
     args: BackwardArgs,
-) -> Result<(Vec<Arc<Variable>>, HashMap<usize, NDArray>, Vec<Option<NDArray>>)> {
+) -> Result<Swept> {
     if heads.len() != head_grads.len() {
         return Err(Error::Value("heads and head_grads must be lists of the same length".into()));
     }
@@ -153,10 +206,10 @@ fn sweep(
     }
 
     let _guard = FlagGuard(set_recording(args.create_graph), set_training(args.train_mode));
-    let mut tape = TapeGraph { vals: Vec::new() };
+    let mut tape = TapeGraph { vals: Vec::new(), current: "" };
     // Gradient accumulated per (node, output) and per variable.
-    let mut out_grads: HashMap<(usize, usize), Val> = HashMap::new();
-    let mut var_grads: HashMap<usize, Val> = HashMap::new();
+    let mut out_grads: PtrMap<(usize, usize), Val> = PtrMap::default();
+    let mut var_grads: PtrMap<usize, Val> = PtrMap::default();
 
     for ((h, e), hg) in heads.iter().zip(&head_entries).zip(head_grads) {
         let g = match hg {
@@ -182,7 +235,9 @@ fn sweep(
 
     for node in order.iter().rev() {
         let key = node_key(node);
-        let gys: Vec<Option<Val>> = (0..node.out_metas.len()).map(|i| out_grads.get(&(key, i)).copied()).collect();
+        // Output shapes are not stored in the node (recording stays cheap); inference is exact.
+        let out_metas = node.op.infer(&node.in_metas)?;
+        let gys: Vec<Option<Val>> = (0..out_metas.len()).map(|i| out_grads.get(&(key, i)).copied()).collect();
         if gys.iter().all(Option::is_none) {
             continue;
         }
@@ -194,31 +249,27 @@ fn sweep(
         };
         let gys: Vec<Val> = gys
             .iter()
-            .zip(&node.out_metas)
+            .zip(&out_metas)
             .map(|(g, m)| g.unwrap_or_else(|| tape.push(NDArray::zeros(&m.shape, m.dtype))))
             .collect();
-        let xs: Vec<Val> = saved_in
-            .iter()
-            .zip(&node.in_metas)
-            .map(|(s, m)| tape.push(s.clone().unwrap_or_else(|| placeholder(m))))
-            .collect();
-        let ys: Vec<Val> = saved_out
-            .iter()
-            .zip(&node.out_metas)
-            .enumerate()
-            .map(|(i, (s, m))| {
-                let y = match s {
-                    Some(y) if args.create_graph => {
-                        let mut y = y.clone();
-                        y.set_entry(Some(Entry::Out(node.clone(), i)));
-                        y
-                    }
-                    Some(y) => y.clone(),
-                    None => placeholder(m),
-                };
-                tape.push(y)
+        let xs: Vec<Val> = (node.in_metas.iter().enumerate())
+            .map(|(i, m)| match saved_in.get(i) {
+                Some(x) => tape.push(x.clone()),
+                None => tape.push_unsaved(m),
             })
             .collect();
+        let ys: Vec<Val> = (out_metas.iter().enumerate())
+            .map(|(i, m)| match saved_out.get(i) {
+                Some(y) if args.create_graph => {
+                    let mut y = y.clone();
+                    y.set_entry(Some(Entry::Out(node.clone(), i)));
+                    tape.push(y)
+                }
+                Some(y) => tape.push(y.clone()),
+                None => tape.push_unsaved(m),
+            })
+            .collect();
+        tape.current = node.op.name();
         let grads = {
             let mut g = Grad::new(&mut tape);
             node.op.grad(&mut g, &xs, &ys, &gys)?
@@ -241,12 +292,11 @@ fn sweep(
                     Entry::Var(v) => var_grads.get(&var_key(v)),
                     Entry::Out(n, i) => out_grads.get(&(node_key(n), *i)),
                 };
-                v.map(|v| tape.vals[v.0 as usize].clone())
+                v.and_then(|&v| tape.value(v))
             })
             .collect()
     });
-    let by_var: HashMap<usize, NDArray> =
-        var_grads.into_iter().map(|(k, v)| (k, tape.vals[v.0 as usize].clone())).collect();
+    let by_var: PtrMap<usize, NDArray> = var_grads.into_iter().filter_map(|(k, v)| Some((k, tape.value(v)?))).collect();
     if !args.retain_graph {
         for n in &order {
             *n.saved.lock() = None;
@@ -255,19 +305,12 @@ fn sweep(
     Ok((vars, by_var, target_grads.unwrap_or_default()))
 }
 
-/// An array with the right shape and dtype but no data (a broadcast 0-d zero), for inputs and
-/// outputs a gradient rule declared it does not read.
-fn placeholder(m: &Meta) -> NDArray {
-    let z = NDArray::zeros(&[], m.dtype);
-    z.broadcast_to(&m.shape).unwrap_or(z) // ok: a 0-d array broadcasts to any shape
-}
-
 fn accumulate(
     tape: &mut TapeGraph,
     entry: &Entry,
     g: Val,
-    out_grads: &mut HashMap<(usize, usize), Val>,
-    var_grads: &mut HashMap<usize, Val>,
+    out_grads: &mut PtrMap<(usize, usize), Val>,
+    var_grads: &mut PtrMap<usize, Val>,
 ) -> Result<()> {
     let slot = match entry {
         Entry::Var(v) => var_grads.entry(var_key(v)),

@@ -52,7 +52,7 @@ impl Builder {
         let Some(entry) = entry else { return (self.variable(), 0) };
         let (key, out) = match entry {
             Entry::Var(v) => (Arc::as_ptr(v) as usize, 0),
-            Entry::Out(n, i) => (Arc::as_ptr(n) as usize, *i),
+            Entry::Out(n, i) => (Arc::as_ptr(n) as *const () as usize, *i),
         };
         if let Some(&id) = self.ids.get(&key) {
             return (id, out);

@@ -56,19 +56,21 @@ pub struct Variable {
 /// an op allocates only its node.
 pub(crate) type Few<T> = SmallVec<[T; 2]>;
 
-/// One recorded op application.
-pub struct Node {
-    pub(crate) op: OpRef,
+/// One recorded op application. The op is the last field, so a node and its op are a single
+/// allocation (`Arc<Node<Scalar>>` coerces to `Arc<Node>`).
+pub struct Node<O: ?Sized + ops::Op = dyn ops::Op> {
     pub(crate) inputs: Few<Option<Entry>>,
     pub(crate) in_metas: Few<Meta>,
-    pub(crate) out_metas: Few<Meta>,
     /// Snapshots for the gradient rule; `None` once freed by a backward without `retain_graph`.
     pub(crate) saved: Mutex<Option<Saved>>,
+    pub(crate) op: O,
 }
 
+/// What a node's gradient rule reads. Each list is empty when the op does not need it (the rule
+/// then gets placeholders), so a node that saves nothing allocates nothing for it.
 pub(crate) struct Saved {
-    pub(crate) inputs: Few<Option<NDArray>>,
-    pub(crate) outputs: Few<Option<NDArray>>,
+    pub(crate) inputs: Vec<NDArray>,
+    pub(crate) outputs: Vec<NDArray>,
 }
 
 /// An array's place in the graph: a marked variable or output `i` of a node.
@@ -117,10 +119,10 @@ impl Entry {
         }
     }
 
-    /// The op that produced this entry (for `get_symbol`); `None` for variables.
-    pub fn node_op(&self) -> Option<(OpRef, usize)> {
+    /// The name of the op that produced this entry; `None` for variables.
+    pub fn op_name(&self) -> Option<&'static str> {
         match self {
-            Entry::Out(n, i) => Some((n.op.clone(), *i)),
+            Entry::Out(n, _) => Some(n.op.name()),
             Entry::Var(_) => None,
         }
     }
@@ -134,17 +136,20 @@ inside a record section.";
 /// Runs `op` and, when recording and some input is in the graph, records it. This is the one
 /// entry point through which every imperative op call (Rust or Python) runs.
 pub fn invoke(op: &OpRef, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
-    invoke_with(op.as_ref(), || op.clone(), inputs)
+    let mut outs = run_ctx(op.as_ref(), inputs)?;
+    if should_record(op.as_ref(), inputs) {
+        record(op.clone(), inputs, &mut outs);
+    }
+    Ok(outs)
 }
 
-/// [`invoke`] for an op built for this call: it is moved into an `Arc` only if it is recorded.
+/// [`invoke`] for an op built for this call: when recorded, it moves into the node.
 pub fn invoke_owned<O: ops::Op + 'static>(op: O, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
+    let mut outs = run_ctx(&op, inputs)?;
     if should_record(&op, inputs) {
-        let op: OpRef = Arc::new(op);
-        invoke(&op, inputs)
-    } else {
-        run_ctx(&op, inputs)
+        record(op, inputs, &mut outs);
     }
+    Ok(outs)
 }
 
 /// [`invoke`] for single-output ops.
@@ -158,14 +163,6 @@ fn should_record(op: &dyn ops::Op, inputs: &[NDArray]) -> bool {
 
 fn run_ctx(op: &dyn ops::Op, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
     ops::run(op, &Ctx { is_train: is_training() }, inputs)
-}
-
-fn invoke_with(op: &dyn ops::Op, op_ref: impl FnOnce() -> OpRef, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
-    let mut outs = run_ctx(op, inputs)?;
-    if should_record(op, inputs) {
-        record(&op_ref(), inputs, &mut outs);
-    }
-    Ok(outs)
 }
 
 /// Checks an in-place write of `value` (if any) into `target` before it happens. Inside `record()`
@@ -196,40 +193,36 @@ where), or assign value.detach() if no gradient should flow."
 /// its input or output values (it gets placeholders).
 pub fn record_custom(op: OpRef, inputs: &[NDArray], outs: &mut [NDArray]) {
     if inputs.iter().any(NDArray::has_entry) {
-        let node = Arc::new(Node {
-            op,
-            inputs: inputs.iter().map(NDArray::entry).collect(),
-            in_metas: inputs.iter().map(NDArray::meta).collect(),
-            out_metas: outs.iter().map(NDArray::meta).collect(),
-            saved: Mutex::new(Some(Saved {
-                inputs: inputs.iter().map(|_| None).collect(),
-                outputs: outs.iter().map(|_| None).collect(),
-            })),
-        });
-        for (i, y) in outs.iter_mut().enumerate() {
-            y.set_entry(Some(Entry::Out(node.clone(), i)));
-        }
+        attach_node(op, inputs, outs, Saved { inputs: Vec::new(), outputs: Vec::new() });
     }
 }
 
-fn record(op: &OpRef, inputs: &[NDArray], outs: &mut [NDArray]) {
+fn record<O: ops::Op + 'static>(op: O, inputs: &[NDArray], outs: &mut [NDArray]) {
     let saves = op.saves();
     let keep_in = matches!(saves, Saves::Inputs | Saves::InputsAndOutputs);
     let keep_out = matches!(saves, Saves::Outputs | Saves::InputsAndOutputs);
     // Saved inputs keep their entries (higher-order gradients flow through them); saved outputs
     // drop theirs (they would point back at this node) and get it back during backward.
     let saved = Saved {
-        inputs: inputs.iter().map(|x| keep_in.then(|| x.saved_copy(true))).collect(),
-        outputs: outs.iter().map(|y| keep_out.then(|| y.saved_copy(false))).collect(),
+        inputs: if keep_in { inputs.iter().map(|x| x.saved_copy(true)).collect() } else { Vec::new() },
+        outputs: if keep_out { outs.iter().map(|y| y.saved_copy(false)).collect() } else { Vec::new() },
     };
-    let node = Arc::new(Node {
-        op: op.clone(),
+    attach_node(op, inputs, outs, saved);
+}
+
+/// Makes `outs` the outputs of a new node reading `inputs`.
+fn attach_node<O: ops::Op + 'static>(op: O, inputs: &[NDArray], outs: &mut [NDArray], saved: Saved) {
+    let node: Arc<Node> = Arc::new(Node {
         inputs: inputs.iter().map(NDArray::entry).collect(),
         in_metas: inputs.iter().map(NDArray::meta).collect(),
-        out_metas: outs.iter().map(NDArray::meta).collect(),
         saved: Mutex::new(Some(saved)),
+        op,
     });
+    // The last output takes the node handle itself (one atomic increment fewer per op).
+    let mut node = Some(node);
+    let last = outs.len().saturating_sub(1);
     for (i, y) in outs.iter_mut().enumerate() {
-        y.set_entry(Some(Entry::Out(node.clone(), i)));
+        let n = if i == last { node.take() } else { node.clone() };
+        y.set_entry(n.map(|n| Entry::Out(n, i)));
     }
 }

@@ -131,7 +131,7 @@ impl NDArray {
     }
 
     pub fn meta(&self) -> Meta {
-        Meta { shape: self.layout.shape.clone(), dtype: self.dtype }
+        Meta { shape: Dims::from_slice(&self.layout.shape), dtype: self.dtype }
     }
 
     pub fn size(&self) -> usize {

@@ -314,6 +314,7 @@ impl Op for Binary {
     fn saves(&self) -> Saves {
         match self.kind {
             BinaryKind::Add | BinaryKind::Sub => Saves::None,
+            BinaryKind::Mul | BinaryKind::Mod | BinaryKind::Maximum | BinaryKind::Minimum => Saves::Inputs,
             _ => Saves::InputsAndOutputs,
         }
     }

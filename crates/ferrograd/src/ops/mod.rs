@@ -79,6 +79,40 @@ pub trait Op: Send + Sync + std::fmt::Debug {
 /// A shared, parameter-bound op.
 pub type OpRef = Arc<dyn Op>;
 
+/// A shared op is itself an op (the tape stores shared ops by handle).
+impl Op for OpRef {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        (**self).arg_names()
+    }
+    fn num_outputs(&self) -> usize {
+        (**self).num_outputs()
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        (**self).attrs()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        (**self).infer(inputs)
+    }
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        (**self).forward(ctx, inputs, outputs)
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        (**self).view(inputs)
+    }
+    fn differentiable(&self) -> bool {
+        (**self).differentiable()
+    }
+    fn saves(&self) -> Saves {
+        (**self).saves()
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        (**self).grad(g, inputs, outputs, out_grads)
+    }
+}
+
 /// Runs an op imperatively: views for layout ops, otherwise infer, allocate, forward.
 pub fn run(op: &dyn Op, ctx: &Ctx, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
     if let Some(v) = op.view(inputs) {

@@ -233,7 +233,9 @@ impl Op for Reduce {
 
     fn saves(&self) -> Saves {
         match self.kind {
-            ReduceKind::Sum | ReduceKind::Mean | ReduceKind::NanSum => Saves::None,
+            ReduceKind::Sum | ReduceKind::Mean => Saves::None,
+            // The NaN mask comes from the input.
+            ReduceKind::NanSum => Saves::Inputs,
             _ => Saves::InputsAndOutputs,
         }
     }
