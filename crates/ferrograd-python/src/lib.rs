@@ -71,7 +71,9 @@ fn _invoke(
     let outs = enter(py, is_heavy(work), move || {
         let op = registry::create(name, &attrs)?;
         ops::check_arity(op.as_ref(), xs.len())?;
-        ferrograd::autograd::invoke(&op, &xs)
+        let mut outs = ferrograd::autograd::invoke(&op, &xs)?;
+        outs.truncate(op.num_visible_outputs());
+        Ok(outs)
     })?;
     Ok(outs.into_iter().map(PyNDArray::new).collect())
 }

@@ -27,7 +27,47 @@ def _param(v):
     return v
 
 
+def _make_variadic(name, inputs, params, doc):
+    """``op(*data, **params)`` for ops taking any number of arrays (``Concat``, ``add_n``);
+    ``num_args`` is filled in from the number of arrays, as MXNet's front end does."""
+    sig = inspect.Signature(
+        [_P(inputs[0].lstrip("*"), _P.VAR_POSITIONAL)]
+        + [_P(p, _P.KEYWORD_ONLY, default=None) for p in params]
+        + [_P("out", _P.KEYWORD_ONLY, default=None), _P("name", _P.KEYWORD_ONLY, default=None)]
+    )
+
+    def op(*arrays, **kwargs):
+        try:
+            sig.bind(*arrays, **kwargs)
+        except TypeError as e:
+            raise _bad_call(name, sig, str(e)) from None
+        out = kwargs.pop("out", None)
+        kwargs.pop("name", None)
+        for i, v in enumerate(arrays):
+            if not isinstance(v, NDArray):
+                raise _bad_call(name, sig, f"input {i} must be an NDArray, got {type(v).__name__}")
+        if "num_args" in params and kwargs.get("num_args") is None:
+            kwargs["num_args"] = len(arrays)
+        params_given = {k: _param(v) for k, v in kwargs.items() if v is not None}
+        res = _invoke(name, list(arrays), params_given)
+        res = res[0] if len(res) == 1 else res
+        if out is not None:
+            out[:] = res
+            return out
+        return res
+
+    op.__name__ = op.__qualname__ = name
+    op.__signature__ = sig
+    op.__doc__ = f"{doc}\n\nTakes any number of NDArrays as positional arguments.\n"
+    return op
+
+
 def _make(name, inputs, params, doc):
+    if inputs and inputs[0].startswith("*"):
+        return _make_variadic(name, inputs, params, doc)
+    # A trailing "?" marks an input that may be omitted (FullyConnected's bias with no_bias).
+    optional = {a.rstrip("?") for a in inputs if a.endswith("?")}
+    inputs = [a.rstrip("?") for a in inputs]
     n_in = len(inputs)
     sig = inspect.Signature(
         [_P(a, _P.POSITIONAL_OR_KEYWORD, default=None) for a in inputs]
@@ -52,10 +92,13 @@ def _make(name, inputs, params, doc):
         out = bound.arguments.pop("out", None)
         bound.arguments.pop("name", None)
         arrays = [bound.arguments.pop(a, None) for a in inputs]
-        missing = [a for a, v in zip(inputs, arrays, strict=True) if v is None]
+        # Omitted optional inputs are dropped from the end; the op checks its own arity.
+        while arrays and arrays[-1] is None and inputs[len(arrays) - 1] in optional:
+            arrays.pop()
+        missing = [a for a, v in zip(inputs, arrays, strict=False) if v is None]
         if missing:
             raise _bad_call(name, sig, f"missing required input(s): {', '.join(missing)}")
-        for a, v in zip(inputs, arrays, strict=True):
+        for a, v in zip(inputs, arrays, strict=False):
             if not isinstance(v, NDArray):
                 raise _bad_call(name, sig, f"argument '{a}' must be an NDArray, "
                                            f"got {type(v).__name__}")
@@ -73,7 +116,8 @@ def _make(name, inputs, params, doc):
 
     op.__name__ = op.__qualname__ = name
     op.__signature__ = sig
-    args_doc = "\n".join(f"{a} : NDArray" for a in inputs)
+    args_doc = "\n".join(f"{a} : NDArray" + (", optional" if a in optional else "")
+                         for a in inputs)
     params_doc = "\n".join(f"{p} : optional" for p in params)
     op.__doc__ = (
         f"{doc}\n\nParameters\n----------\n{args_doc}\n{params_doc}\n"

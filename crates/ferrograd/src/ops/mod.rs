@@ -49,8 +49,22 @@ pub trait Op: Send + Sync + std::fmt::Debug {
     fn arg_names(&self) -> &'static [&'static str] {
         &["data"]
     }
+    /// Auxiliary state inputs (BatchNorm's `moving_mean`, `moving_var`), after the arguments. The
+    /// forward may update them in place (they share storage with the caller's arrays); they get
+    /// no gradient.
+    fn aux_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// True for ops taking any number (>= 1) of inputs (`Concat`, `add_n`, `stack`).
+    fn variadic(&self) -> bool {
+        false
+    }
     fn num_outputs(&self) -> usize {
         1
+    }
+    /// Outputs returned to the user; the rest (e.g. Dropout's mask) exist for the gradient rule.
+    fn num_visible_outputs(&self) -> usize {
+        self.num_outputs()
     }
     /// Explicitly set parameters as MXNet string attributes.
     fn attrs(&self) -> Vec<(&'static str, String)> {
@@ -87,8 +101,17 @@ impl Op for OpRef {
     fn arg_names(&self) -> &'static [&'static str] {
         (**self).arg_names()
     }
+    fn aux_names(&self) -> &'static [&'static str] {
+        (**self).aux_names()
+    }
+    fn variadic(&self) -> bool {
+        (**self).variadic()
+    }
     fn num_outputs(&self) -> usize {
         (**self).num_outputs()
+    }
+    fn num_visible_outputs(&self) -> usize {
+        (**self).num_visible_outputs()
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
         (**self).attrs()
@@ -142,14 +165,22 @@ pub fn call(name: &str, inputs: &[NDArray], params: &[(&str, AttrValue)]) -> Res
     run(op.as_ref(), &Ctx::default(), inputs)
 }
 
-/// Fails unless `n` inputs were given to an op with a fixed argument list.
+/// Fails unless `n` inputs fit the op: its arguments then its auxiliary states, or at least one
+/// input for a variadic op.
 pub fn check_arity(op: &dyn Op, n: usize) -> Result<()> {
-    let want = op.arg_names().len();
-    if n != want {
+    if op.variadic() {
+        if n == 0 {
+            return Err(crate::Error::Value(format!("{}: expected at least one input, got none", op.name())));
+        }
+        return Ok(());
+    }
+    let names: Vec<&str> = op.arg_names().iter().chain(op.aux_names()).copied().collect();
+    if n != names.len() {
         return Err(crate::Error::Value(format!(
-            "{}: expected {want} input(s) ({}), got {n}",
+            "{}: expected {} input(s) ({}), got {n}",
             op.name(),
-            op.arg_names().join(", ")
+            names.len(),
+            names.join(", ")
         )));
     }
     Ok(())
