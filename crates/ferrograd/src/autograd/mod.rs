@@ -66,6 +66,44 @@ pub struct Node<O: ?Sized + ops::Op = dyn ops::Op> {
     pub(crate) op: O,
 }
 
+/// Dropping a long chain of nodes one by one would recurse once per node (and overflow the stack
+/// for a graph of ~100k ops); instead a node hands the input nodes it owns alone to a work list.
+impl<O: ?Sized + ops::Op> Drop for Node<O> {
+    fn drop(&mut self) {
+        let mut stack: Vec<Arc<Node>> = Vec::new();
+        release_inputs(&mut self.inputs, self.saved.get_mut().take(), &mut stack);
+        while let Some(mut n) = stack.pop() {
+            if let Some(node) = Arc::get_mut(&mut n) {
+                let saved = node.saved.get_mut().take();
+                release_inputs(&mut node.inputs, saved, &mut stack);
+            }
+        }
+    }
+}
+
+/// Moves the node handles this node holds the last reference to onto `stack`; others are simply
+/// released (someone else still owns them, so no recursion happens).
+fn release_inputs(inputs: &mut Few<Option<Entry>>, saved: Option<Saved>, stack: &mut Vec<Arc<Node>>) {
+    let mut push = |e: Option<Entry>| {
+        if let Some(Entry::Out(n, _)) = e {
+            if Arc::strong_count(&n) == 1 {
+                stack.push(n);
+            }
+        }
+    };
+    for e in inputs.drain(..) {
+        push(e);
+    }
+    if let Some(saved) = saved {
+        for mut x in saved.inputs.into_iter().chain(saved.outputs) {
+            let e = x.entry();
+            x.set_entry(None);
+            drop(x);
+            push(e);
+        }
+    }
+}
+
 /// What a node's gradient rule reads. Each list is empty when the op does not need it (the rule
 /// then gets placeholders), so a node that saves nothing allocates nothing for it.
 pub(crate) struct Saved {
@@ -224,5 +262,29 @@ fn attach_node<O: ops::Op + 'static>(op: O, inputs: &[NDArray], outs: &mut [NDAr
     for (i, y) in outs.iter_mut().enumerate() {
         let n = if i == last { node.take() } else { node.clone() };
         y.set_entry(n.map(|n| Entry::Out(n, i)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::binary::{BinaryKind, Scalar};
+
+    #[test]
+    fn dropping_a_long_chain_does_not_overflow_the_stack() {
+        // Runs in a thread with a small stack: a recursive drop of 200k nodes would overflow it.
+        let t = std::thread::Builder::new().stack_size(256 * 1024).spawn(|| {
+            let mut x = NDArray::ones(&[2], crate::DType::F32);
+            x.set_entry(Some(Entry::variable(NDArray::zeros(&[2], crate::DType::F32), GradReq::Write)));
+            let prev = set_recording(true);
+            let mut y = x.clone();
+            for _ in 0..200_000 {
+                let op = Scalar { kind: BinaryKind::Mul, scalar: 1.0, reverse: false };
+                y = invoke_owned(op, &[y]).expect("mul").swap_remove(0);
+            }
+            set_recording(prev);
+            drop(y);
+        });
+        t.expect("spawn").join().expect("no stack overflow");
     }
 }
