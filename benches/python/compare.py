@@ -283,6 +283,101 @@ def record_overhead(b: Bench) -> dict:
     return out
 
 
+def _fwd_bwd(b: Bench, fg_expr: str, torch_expr: str, fg_arrays: dict, torch_arrays: dict,
+             fg_ns: dict | None = None, torch_ns: dict | None = None) -> dict:
+    """Forward + backward of one op: ``y = <expr>`` recorded, then ``y.backward(ones)``.
+
+    ``*_arrays`` are NumPy arrays; those named in ``grads`` get gradients attached."""
+    mx, torch = b.mx, b.torch
+
+    def fg():
+        ns = {"m": mx.nd, "ag": mx.autograd, **(fg_ns or {})}
+        for k, (a, grad) in fg_arrays.items():
+            ns[k] = mx.nd.array(a, dtype=a.dtype)
+            if grad:
+                ns[k].attach_grad()
+        stmt = f"with ag.record():\n    y = {fg_expr}\ny.backward()"
+        return case(stmt, **ns)
+
+    def pt():
+        ns = {"torch": torch, "F": torch.nn.functional, **(torch_ns or {})}
+        for k, (a, grad) in torch_arrays.items():
+            ns[k] = torch.from_numpy(a.copy()).requires_grad_(grad)
+        return case(f"y = {torch_expr}\ny.backward(torch.ones_like(y))", **ns)
+
+    return b.measure({"ferrograd": fg, "torch": pt})
+
+
+def conv_fwd_bwd(b: Bench) -> dict:
+    x, w, c = _rng_f32(b, 32 * 3 * 32 * 32).reshape(32, 3, 32, 32), \
+        _rng_f32(b, 64 * 3 * 9).reshape(64, 3, 3, 3), _rng_f32(b, 64)
+    arrays = {"x": (x, True), "w": (w, True), "c": (c, True)}
+    return _fwd_bwd(b, "m.Convolution(x, w, c, kernel=(3, 3), pad=(1, 1), num_filter=64)",
+                    "F.conv2d(x, w, c, padding=1)", arrays, arrays)
+
+
+def softmax_fwd_bwd(fn: str) -> Callable:
+    def run(b: Bench) -> dict:
+        arrays = {"x": (_rng_f32(b, 128 * 10000).reshape(128, 10000), True)}
+        return _fwd_bwd(b, f"m.{fn}(x)", f"torch.{fn}(x, -1)", arrays, arrays)
+
+    return run
+
+
+def fc_fwd_bwd(b: Bench) -> dict:
+    arrays = {"x": (_rng_f32(b, 128 * 784).reshape(128, 784), True),
+              "w": (_rng_f32(b, 512 * 784).reshape(512, 784), True), "c": (_rng_f32(b, 512), True)}
+    return _fwd_bwd(b, "m.FullyConnected(x, w, c, num_hidden=512)", "F.linear(x, w, c)",
+                    arrays, arrays)
+
+
+def batchnorm_fwd_bwd(b: Bench) -> dict:
+    x = _rng_f32(b, 32 * 64 * 32 * 32).reshape(32, 64, 32, 32)
+    g, c = _rng_f32(b, 64), _rng_f32(b, 64)
+    mean, var = b.np.zeros(64, "float32"), b.np.ones(64, "float32")
+    fg = {"x": (x, True), "g": (g, True), "c": (c, True), "mm": (mean, False), "mv": (var, False)}
+    return _fwd_bwd(b, "m.BatchNorm(x, g, c, mm, mv, fix_gamma=False)",
+                    "F.batch_norm(x, mm, mv, g, c, training=True)", fg, fg)
+
+
+MLP_FG = """with ag.record():
+    h = m.relu(m.FullyConnected(x, w1, b1, num_hidden=512))
+    h = m.relu(m.FullyConnected(h, w2, b2, num_hidden=512))
+    o = m.FullyConnected(h, w3, b3, num_hidden=10)
+    loss = m.softmax_cross_entropy(o, label)
+loss.backward()"""
+MLP_TORCH = """h = torch.relu(F.linear(x, w1, b1))
+h = torch.relu(F.linear(h, w2, b2))
+o = F.linear(h, w3, b3)
+loss = F.cross_entropy(o, label, reduction="sum")
+loss.backward()"""
+
+
+def mlp_step(b: Bench) -> dict:
+    """One MLP training step (784-512-512-10, relu, softmax cross-entropy), batch 128."""
+    np_, mx, torch = b.np, b.mx, b.torch
+    rng = np_.random.default_rng(0)
+    shapes = {"w1": (512, 784), "b1": (512,), "w2": (512, 512), "b2": (512,), "w3": (10, 512),
+              "b3": (10,)}
+    params = {k: (rng.standard_normal(s) * 0.05).astype("float32") for k, s in shapes.items()}
+    x = rng.standard_normal((128, 784)).astype("float32")
+    label = rng.integers(0, 10, 128)
+
+    def fg():
+        ns = {k: mx.nd.array(v) for k, v in params.items()}
+        for v in ns.values():
+            v.attach_grad()
+        return case(MLP_FG, m=mx.nd, ag=mx.autograd, x=mx.nd.array(x),
+                    label=mx.nd.array(label), **ns)
+
+    def pt():
+        ns = {k: torch.from_numpy(v.copy()).requires_grad_() for k, v in params.items()}
+        return case(MLP_TORCH, torch=torch, F=torch.nn.functional, x=torch.from_numpy(x),
+                    label=torch.from_numpy(label), **ns)
+
+    return b.measure({"ferrograd": fg, "torch": pt})
+
+
 F32 = 4
 WORKLOADS = [
     Workload("add 16 f32", "tiny", tiny_add, Target("max_time", 1.5e-6)),
@@ -306,6 +401,15 @@ WORKLOADS = [
     Workload("backward() 1-node graph", "autograd", backward_fixed, Target("vs_torch", 2.0)),
     Workload("100x (x*1.0001) recorded", "autograd", record_overhead,
              Target("max_overhead", 1.3)),
+    Workload("Convolution 32x3x32x32 -> 64, 3x3 fwd+bwd", "nn", conv_fwd_bwd,
+             Target("vs_torch", 0.8)),
+    Workload("softmax 128x10000 fwd+bwd", "nn", softmax_fwd_bwd("softmax"),
+             Target("vs_torch", 1.0)),
+    Workload("log_softmax 128x10000 fwd+bwd", "nn", softmax_fwd_bwd("log_softmax"),
+             Target("vs_torch", 1.0)),
+    Workload("FullyConnected 128x784 -> 512 fwd+bwd", "nn", fc_fwd_bwd, Target("vs_torch", 1.0)),
+    Workload("BatchNorm 32x64x32x32 fwd+bwd", "nn", batchnorm_fwd_bwd, Target("vs_torch", 1.0)),
+    Workload("MLP step 784-512-512-10, batch 128", "nn", mlp_step, Target("vs_torch", 1 / 0.9)),
 ]
 
 
