@@ -19,6 +19,8 @@ pub mod error;
 pub mod ndarray;
 pub mod ops;
 pub mod random;
+pub mod symbol;
+pub mod executor;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

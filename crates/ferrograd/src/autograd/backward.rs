@@ -13,7 +13,7 @@ use super::{invoke, set_recording, set_training, Entry, GradReq, Node, Variable}
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::binary::{Binary, BinaryKind};
-use crate::ops::{unbroadcast, Grad, GradGraph, OpRef, Val};
+use crate::ops::{fit_to_input, Grad, GradGraph, OpRef, Val};
 
 const NOT_IN_GRAPH: &str = "Cannot differentiate node because it is not in a computational graph. You need to set \
 is_recording to true or use autograd.record() to save computational graphs for backward. If you want to differentiate \
@@ -276,11 +276,7 @@ fn sweep(
         };
         for ((gx, input), meta) in grads.into_iter().zip(&node.inputs).zip(&node.in_metas) {
             let (Some(gx), Some(entry)) = (gx, input) else { continue };
-            let gx = {
-                let mut g = Grad::new(&mut tape);
-                let gx = unbroadcast(&mut g, gx, &meta.shape)?;
-                g.cast(gx, meta.dtype)?
-            };
+            let gx = fit_to_input(&mut Grad::new(&mut tape), gx, meta)?;
             accumulate(&mut tape, entry, gx, &mut out_grads, &mut var_grads)?;
         }
     }

@@ -276,6 +276,15 @@ impl Op for Binary {
         &["lhs", "rhs"]
     }
 
+    fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
+        // Equal-shape ops: a missing operand has the other's shape.
+        match (self.broadcast, inputs) {
+            (false, [Some(a), None]) => vec![None, Some(a.clone())],
+            (false, [None, Some(b)]) => vec![Some(b.clone()), None],
+            _ => Vec::new(),
+        }
+    }
+
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let (a, b) = (&inputs[0], &inputs[1]);
         let shape = if self.broadcast {

@@ -173,6 +173,13 @@ pub fn unbroadcast(g: &mut Grad<'_>, v: Val, target: &[usize]) -> Result<Val> {
     g.reshape(s, target)
 }
 
+/// A gradient as the input it belongs to needs it: unbroadcast to the input's shape and cast to
+/// its dtype. The tape and the executor both finish every input gradient here.
+pub fn fit_to_input(g: &mut Grad<'_>, v: Val, input: &Meta) -> Result<Val> {
+    let v = unbroadcast(g, v, &input.shape)?;
+    g.cast(v, input.dtype)
+}
+
 /// Evaluates gradient rules immediately on arrays.
 #[derive(Default)]
 pub struct EagerGraph {

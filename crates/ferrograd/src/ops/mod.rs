@@ -20,7 +20,7 @@ pub mod unary;
 use std::sync::Arc;
 
 pub use attrs::{AttrValue, Attrs};
-pub use grad::{unbroadcast, EagerGraph, Grad, GradGraph, Val};
+pub use grad::{fit_to_input, unbroadcast, EagerGraph, Grad, GradGraph, Val};
 
 use crate::error::Result;
 use crate::ndarray::{Meta, NDArray};
@@ -66,8 +66,24 @@ pub trait Op: Send + Sync + std::fmt::Debug {
     fn num_visible_outputs(&self) -> usize {
         self.num_outputs()
     }
+    /// Output name suffixes when they are not `output`/`output<i>` (BatchNorm with
+    /// `output_mean_var`: `output`, `mean`, `var`).
+    fn output_names(&self) -> Option<&'static [&'static str]> {
+        None
+    }
     /// Explicitly set parameters as MXNet string attributes.
     fn attrs(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    /// Loss ops (`SoftmaxOutput`, `MakeLoss`, ...) and `BlockGrad` supply their own head
+    /// gradient: an executor may run backward from them without `out_grads`.
+    fn is_loss(&self) -> bool {
+        false
+    }
+    /// Symbolic shape inference in the other direction: metas for inputs not given (a
+    /// `FullyConnected` weight from its data), indexed like `inputs`. Only the op knows how its
+    /// parameters shape them; the default infers nothing.
+    fn infer_missing(&self, _inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
         Vec::new()
     }
     /// Output shapes and dtypes from input shapes and dtypes (no data needed).
@@ -113,8 +129,17 @@ impl Op for OpRef {
     fn num_visible_outputs(&self) -> usize {
         (**self).num_visible_outputs()
     }
+    fn output_names(&self) -> Option<&'static [&'static str]> {
+        (**self).output_names()
+    }
     fn attrs(&self) -> Vec<(&'static str, String)> {
         (**self).attrs()
+    }
+    fn is_loss(&self) -> bool {
+        (**self).is_loss()
+    }
+    fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
+        (**self).infer_missing(inputs)
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         (**self).infer(inputs)

@@ -1,0 +1,408 @@
+//! The executor: a symbol bound to arrays, run on a fixed schedule.
+//!
+//! Binding infers every shape once, lays the forward ops out in graph order, derives the backward
+//! ops once from the same gradient rules the tape uses (applied symbolically), and plans memory
+//! over the whole schedule ([`plan`]). `forward` and `backward` then only walk the schedule:
+//! no inference, no graph building, and no allocation beyond what some kernels use internally.
+
+pub mod plan;
+
+use std::collections::HashMap;
+
+use smallvec::SmallVec;
+
+use crate::autograd::GradReq;
+use crate::error::{fmt_shape, Error, Result};
+use crate::ndarray::{Meta, NDArray};
+use crate::ops::{fit_to_input, Ctx, Grad, GradGraph, OpRef, Val};
+use crate::symbol::{key, Symbol};
+use plan::StepIo;
+
+const NOT_LOSS: &str = "Because the last operator is not Loss function, head_gradient is required when calling \
+backward. If you are attempting to minimize the output as an objective, please modify your network and pass it \
+through the make_loss symbol.";
+
+/// One op application of the schedule.
+struct Step {
+    op: OpRef,
+    /// The node's name (error messages, monitor callbacks).
+    name: String,
+    io: StepIo,
+}
+
+/// Arrays to bind, in `list_arguments()` / `list_auxiliary_states()` order.
+pub struct Bindings {
+    pub args: Vec<NDArray>,
+    /// Where gradients go (`None`: not computed).
+    pub grads: Vec<Option<NDArray>>,
+    pub reqs: Vec<GradReq>,
+    pub aux: Vec<NDArray>,
+}
+
+/// A bound symbol.
+pub struct Executor {
+    steps: Vec<Step>,
+    n_forward: usize,
+    metas: Vec<Meta>,
+    /// The current array of every value.
+    vals: Vec<Option<NDArray>>,
+    /// Planned storage per value.
+    storage: Vec<Option<NDArray>>,
+    pub args: Vec<NDArray>,
+    pub grads: Vec<Option<NDArray>>,
+    pub reqs: Vec<GradReq>,
+    pub aux: Vec<NDArray>,
+    /// Stable output arrays (the user keeps them across runs).
+    pub outputs: Vec<NDArray>,
+    output_names: Vec<String>,
+    head_vals: Vec<u32>,
+    /// Per head: the value that receives its head gradient (`None`: the head needs none).
+    head_grad_vals: Vec<Option<u32>>,
+    loss_heads: Vec<bool>,
+    /// Per argument: the value holding its gradient (`None`: zero, or not requested).
+    grad_vals: Vec<Option<u32>>,
+    pub planned_bytes: usize,
+    pub naive_bytes: usize,
+}
+
+/// Builds backward steps by applying ops symbolically (shapes only).
+struct SymGraph<'a> {
+    steps: &'a mut Vec<Step>,
+    metas: &'a mut Vec<Meta>,
+    current: String,
+}
+
+impl GradGraph for SymGraph<'_> {
+    fn apply(&mut self, op: OpRef, inputs: &[Val]) -> Result<Vec<Val>> {
+        let ins: Vec<Meta> = inputs.iter().map(|v| self.metas[v.0 as usize].clone()).collect();
+        let outs = op.infer(&ins)?;
+        let first = self.metas.len() as u32;
+        self.metas.extend(outs);
+        let outputs: Vec<u32> = (first..self.metas.len() as u32).collect();
+        let io = StepIo { inputs: inputs.iter().map(|v| v.0).collect(), outputs: outputs.clone() };
+        self.steps.push(Step { op, name: format!("_backward_{}", self.current), io });
+        Ok(outputs.into_iter().map(Val).collect())
+    }
+
+    fn meta(&self, v: Val) -> Meta {
+        self.metas[v.0 as usize].clone()
+    }
+}
+
+fn in_node(name: &str, e: Error) -> Error {
+    let wrap = |m: String| format!("Error in operator {name}: {m}");
+    match e {
+        Error::Shape(m) => Error::Shape(wrap(m)),
+        Error::DType(m) => Error::DType(wrap(m)),
+        Error::Index(m) => Error::Index(wrap(m)),
+        Error::Value(m) => Error::Value(wrap(m)),
+        Error::Runtime(m) => Error::Runtime(wrap(m)),
+    }
+}
+
+impl Executor {
+    /// Binds `sym` to arrays. Shapes come from the arrays; a mismatch is reported with the node.
+    pub fn bind(sym: &Symbol, b: Bindings) -> Result<Executor> {
+        let (arg_nodes, aux_nodes) = sym.variables();
+        if b.args.len() != arg_nodes.len() || b.grads.len() != arg_nodes.len() || b.reqs.len() != arg_nodes.len() {
+            return Err(Error::Value(format!(
+                "bind: expected {} arguments ({:?}), got {} arrays, {} gradient slots and {} grad_req entries",
+                arg_nodes.len(),
+                sym.list_arguments(),
+                b.args.len(),
+                b.grads.len(),
+                b.reqs.len()
+            )));
+        }
+        if b.aux.len() != aux_nodes.len() {
+            return Err(Error::Value(format!(
+                "bind: expected {} auxiliary states ({:?}), got {}",
+                aux_nodes.len(),
+                sym.list_auxiliary_states(),
+                b.aux.len()
+            )));
+        }
+        let mut metas: Vec<Meta> = Vec::new();
+        let mut vals: Vec<Option<NDArray>> = Vec::new();
+        let mut first_val: HashMap<usize, u32> = HashMap::new();
+        for (n, x) in arg_nodes.iter().zip(&b.args).chain(aux_nodes.iter().zip(&b.aux)) {
+            first_val.insert(key(n), metas.len() as u32);
+            metas.push(x.meta());
+            vals.push(Some(x.clone()));
+        }
+        let mut steps = Vec::new();
+        for n in sym.topo_nodes() {
+            let Some(op) = &n.op else { continue };
+            let inputs: Vec<u32> = n.inputs.iter().map(|i| first_val[&key(&i.node)] + i.index as u32).collect();
+            let in_metas: Vec<Meta> = inputs.iter().map(|&v| metas[v as usize].clone()).collect();
+            let outs = op.infer(&in_metas).map_err(|e| in_node(&n.name, e))?;
+            let first = metas.len() as u32;
+            first_val.insert(key(&n), first);
+            metas.extend(outs);
+            let outputs = (first..metas.len() as u32).collect();
+            steps.push(Step { op: op.clone(), name: n.name.clone(), io: StepIo { inputs, outputs } });
+        }
+        let n_forward = steps.len();
+        let head_vals: Vec<u32> = sym.outputs.iter().map(|o| first_val[&key(&o.node)] + o.index as u32).collect();
+        let loss_heads: Vec<bool> = sym.outputs.iter().map(|o| o.node.op.as_ref().is_some_and(|op| op.is_loss())).collect();
+        let output_names = sym.list_outputs();
+
+        // Which values depend on an argument whose gradient is wanted.
+        let mut needs = vec![false; metas.len()];
+        for (i, r) in b.reqs.iter().enumerate() {
+            needs[i] = *r != GradReq::Null && b.grads[i].is_some();
+        }
+        for st in &steps {
+            if st.op.differentiable() && st.io.inputs.iter().any(|&v| needs[v as usize]) {
+                st.io.outputs.iter().for_each(|&o| needs[o as usize] = true);
+            }
+        }
+        let mut head_grad_vals = vec![None; head_vals.len()];
+        let mut grads: HashMap<u32, Val> = HashMap::new();
+        {
+            let mut graph = SymGraph { steps: &mut steps, metas: &mut metas, current: String::new() };
+            for (h, &hv) in head_vals.iter().enumerate() {
+                if !needs[hv as usize] {
+                    continue;
+                }
+                let m = graph.metas[hv as usize].clone();
+                graph.metas.push(m);
+                let v = Val(graph.metas.len() as u32 - 1);
+                head_grad_vals[h] = Some(v.0);
+                accumulate(&mut Grad::new(&mut graph), &mut grads, hv, v)?;
+            }
+            for s in (0..n_forward).rev() {
+                let (op, io, name) = {
+                    let st = &graph.steps[s];
+                    (st.op.clone(), st.io.clone(), st.name.clone())
+                };
+                if !op.differentiable() || !io.inputs.iter().any(|&v| needs[v as usize]) {
+                    continue;
+                }
+                if io.outputs.iter().all(|o| !grads.contains_key(o)) {
+                    continue;
+                }
+                graph.current.clone_from(&name);
+                let mut g = Grad::new(&mut graph);
+                let mut ogs = Vec::with_capacity(io.outputs.len());
+                for o in &io.outputs {
+                    ogs.push(match grads.get(o) {
+                        Some(&v) => v,
+                        None => g.zeros_like(Val(*o))?,
+                    });
+                }
+                let xs: Vec<Val> = io.inputs.iter().map(|&v| Val(v)).collect();
+                let ys: Vec<Val> = io.outputs.iter().map(|&v| Val(v)).collect();
+                let gxs = op.grad(&mut g, &xs, &ys, &ogs).map_err(|e| in_node(&name, e))?;
+                for (gx, &x) in gxs.into_iter().zip(&io.inputs) {
+                    let Some(gx) = gx else { continue };
+                    if !needs[x as usize] {
+                        continue;
+                    }
+                    let meta = g.meta(Val(x));
+                    let gx = fit_to_input(&mut g, gx, &meta)?;
+                    accumulate(&mut g, &mut grads, x, gx)?;
+                }
+            }
+        }
+        let mut external = vec![false; metas.len()];
+        let mut backward_output = vec![false; metas.len()];
+        for st in &steps[n_forward..] {
+            st.io.outputs.iter().for_each(|&o| backward_output[o as usize] = true);
+        }
+        let grad_vals: Vec<Option<u32>> = (0..b.args.len())
+            .map(|i| if needs[i] { grads.get(&(i as u32)).map(|v| v.0) } else { None })
+            .collect();
+        // A gradient written once, by an op, for one argument goes straight into the user's array.
+        let mut storage_override: HashMap<u32, NDArray> = HashMap::new();
+        for (i, gv) in grad_vals.iter().enumerate() {
+            let (Some(gv), Some(dst)) = (gv, &b.grads[i]) else { continue };
+            let unique = grad_vals.iter().filter(|g| *g == &Some(*gv)).count() == 1;
+            let fits = dst.meta() == metas[*gv as usize] && dst.layout().is_contiguous();
+            if b.reqs[i] == GradReq::Write && unique && backward_output[*gv as usize] && fits {
+                external[*gv as usize] = true;
+                storage_override.insert(*gv, dst.clone());
+            }
+        }
+        let mut keep = vec![false; metas.len()];
+        head_vals.iter().for_each(|&v| keep[v as usize] = true);
+        grad_vals.iter().flatten().for_each(|&v| keep[v as usize] = true);
+        let ios: Vec<StepIo> = steps.iter().map(|s| s.io.clone()).collect();
+        let p = plan::plan(&ios, &metas, &external, &keep);
+        let mut storage = p.storage;
+        for (v, arr) in storage_override {
+            storage[v as usize] = Some(arr);
+        }
+        vals.resize(metas.len(), None);
+        let outputs = head_vals
+            .iter()
+            .map(|&v| match &storage[v as usize] {
+                Some(s) => s.clone(),
+                None => NDArray::zeros(&metas[v as usize].shape, metas[v as usize].dtype),
+            })
+            .collect();
+        Ok(Executor {
+            steps,
+            n_forward,
+            metas,
+            vals,
+            storage,
+            args: b.args,
+            grads: b.grads,
+            reqs: b.reqs,
+            aux: b.aux,
+            outputs,
+            output_names,
+            head_vals,
+            head_grad_vals,
+            loss_heads,
+            grad_vals,
+            planned_bytes: p.planned_bytes,
+            naive_bytes: p.naive_bytes,
+        })
+    }
+
+    pub fn output_names(&self) -> &[String] {
+        &self.output_names
+    }
+
+    /// Runs steps `range`; `monitor` sees each step's name and outputs.
+    fn run(&mut self, range: std::ops::Range<usize>, ctx: &Ctx, monitor: &mut dyn FnMut(&str, &NDArray)) -> Result<()> {
+        for s in range {
+            let st = &self.steps[s];
+            let inputs: SmallVec<[NDArray; 4]> = st
+                .io
+                .inputs
+                .iter()
+                .map(|&v| self.vals[v as usize].clone().ok_or_else(|| missing(&st.name)))
+                .collect::<Result<_>>()?;
+            let mut outs: SmallVec<[NDArray; 2]> = st
+                .io
+                .outputs
+                .iter()
+                .map(|&o| match &self.storage[o as usize] {
+                    Some(a) => a.clone(),
+                    None => NDArray::uninit(&self.metas[o as usize].shape, self.metas[o as usize].dtype),
+                })
+                .collect();
+            st.op.forward(ctx, &inputs, &mut outs).map_err(|e| in_node(&st.name, e))?;
+            for (j, &o) in st.io.outputs.iter().enumerate() {
+                let mut out = std::mem::replace(&mut outs[j], NDArray::scalar(0f32));
+                // An op that returned a view of an input (Reshape) must not pin a buffer the
+                // plan will reuse: its value is copied into the planned storage.
+                if let Some(planned) = &self.storage[o as usize] {
+                    if !out.shares_storage(planned) && inputs.iter().any(|x| x.shares_storage(&out)) {
+                        let mut p = planned.clone();
+                        p.assign_from(&out)?;
+                        out = p;
+                    }
+                }
+                monitor(&st.name, &out);
+                self.vals[o as usize] = Some(out);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the forward schedule; the results land in [`Executor::outputs`].
+    pub fn forward(&mut self, is_train: bool, monitor: &mut dyn FnMut(&str, &NDArray)) -> Result<()> {
+        let ctx = Ctx { is_train };
+        self.run(0..self.n_forward, &ctx, monitor)?;
+        for (h, &v) in self.head_vals.iter().enumerate() {
+            let val = self.vals[v as usize].clone().ok_or_else(|| missing("forward"))?;
+            if !val.shares_storage(&self.outputs[h]) {
+                self.outputs[h].assign_from(&val)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the backward schedule with one head gradient per output (`None`: the output is a loss
+    /// op's, which supplies its own) and stores the gradients by each argument's `grad_req`.
+    pub fn backward(&mut self, out_grads: &[Option<NDArray>], is_train: bool) -> Result<()> {
+        if out_grads.len() != self.head_vals.len() {
+            return Err(Error::Value(format!(
+                "backward: {} head gradient(s) given for {} output(s) {:?}",
+                out_grads.len(),
+                self.head_vals.len(),
+                self.output_names
+            )));
+        }
+        if self.vals[self.head_vals.first().copied().unwrap_or(0) as usize].is_none() && self.n_forward > 0 {
+            return Err(Error::Runtime("backward: call forward() before backward()".into()));
+        }
+        for (h, g) in out_grads.iter().enumerate() {
+            let Some(slot) = self.head_grad_vals[h] else { continue };
+            let meta = &self.metas[self.head_vals[h] as usize];
+            let g = match g {
+                Some(g) => {
+                    if g.shape() != meta.shape.as_slice() {
+                        return Err(Error::Shape(format!(
+                            "backward: head gradient for '{}' has shape {}, but the output has shape {}",
+                            self.output_names[h],
+                            fmt_shape(g.shape()),
+                            fmt_shape(&meta.shape)
+                        )));
+                    }
+                    if g.dtype() == meta.dtype {
+                        g.clone()
+                    } else {
+                        g.astype(meta.dtype)
+                    }
+                }
+                None if self.loss_heads[h] => NDArray::ones(&meta.shape, meta.dtype),
+                None => return Err(Error::Runtime(NOT_LOSS.into())),
+            };
+            self.vals[slot as usize] = Some(g);
+        }
+        let ctx = Ctx { is_train };
+        self.run(self.n_forward..self.steps.len(), &ctx, &mut |_, _| {})?;
+        for i in 0..self.args.len() {
+            let Some(dst) = &mut self.grads[i] else { continue };
+            let g = self.grad_vals[i].and_then(|v| self.vals[v as usize].clone());
+            match (self.reqs[i], g) {
+                (GradReq::Null, _) => {}
+                (GradReq::Write, Some(g)) => {
+                    if !g.shares_storage(dst) {
+                        dst.assign_from(&g)?;
+                    }
+                }
+                (GradReq::Write, None) => dst.fill_scalar(0.0),
+                (GradReq::Add, Some(g)) => {
+                    let sum = crate::ops::call("elemwise_add", &[dst.clone(), g], &[])?;
+                    dst.assign_from(&sum[0])?;
+                }
+                (GradReq::Add, None) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether output `h` is a loss op's (it needs no head gradient).
+    pub fn is_loss_head(&self, h: usize) -> bool {
+        self.loss_heads.get(h).copied().unwrap_or(false)
+    }
+
+    /// Names of the forward and backward steps, in schedule order.
+    pub fn schedule(&self) -> Vec<(String, &'static str)> {
+        self.steps.iter().map(|s| (s.name.clone(), s.op.name())).collect()
+    }
+
+    pub fn num_forward_steps(&self) -> usize {
+        self.n_forward
+    }
+}
+
+fn missing(name: &str) -> Error {
+    Error::Runtime(format!("{name}: an input has not been computed (call forward() first)"))
+}
+
+/// Adds `g` to the gradient collected for value `x`.
+fn accumulate(graph: &mut Grad<'_>, grads: &mut HashMap<u32, Val>, x: u32, g: Val) -> Result<()> {
+    let v = match grads.get(&x) {
+        Some(&prev) => graph.add(prev, g)?,
+        None => g,
+    };
+    grads.insert(x, v);
+    Ok(())
+}
