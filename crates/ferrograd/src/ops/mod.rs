@@ -15,6 +15,8 @@ pub mod reduce;
 pub mod registry;
 pub mod shape;
 pub mod shape_extra;
+pub mod shape_index;
+pub mod shape_more;
 pub mod unary;
 
 use std::sync::Arc;

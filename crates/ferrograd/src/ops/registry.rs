@@ -10,6 +10,11 @@ use super::indexing::{gather_nd_op, scatter_nd_op, take_grad_op, take_op};
 use super::matmul::Dot;
 use super::reduce::{ArgReduce, Reduce, ReduceKind};
 use super::shape::{BasicIndex, BroadcastTo, Cast, Fill, Identity, Reshape, Transpose};
+use super::shape_index::{batch_take_op, diag_op, one_hot_op, pad_op, pick_op};
+use super::shape_more::{
+    add_n_op, broadcast_axis_op, broadcast_like_op, concat_op, repeat_op, reverse_op, slice_like_op, split_op,
+    stack_op, swapaxis_op, tile_op,
+};
 use super::unary::{Unary, UnaryKind};
 use super::{Attrs, OpRef};
 use crate::dtype::DType;
@@ -225,6 +230,30 @@ macro_rules! args_of {
     (scatter_nd_op) => {
         &["data", "indices"]
     };
+    (concat_op) => {
+        &["*data"]
+    };
+    (stack_op) => {
+        &["*data"]
+    };
+    (add_n_op) => {
+        &["*args"]
+    };
+    (broadcast_like_op) => {
+        &["lhs", "rhs"]
+    };
+    (slice_like_op) => {
+        &["data", "shape_like"]
+    };
+    (pick_op) => {
+        &["data", "index"]
+    };
+    (batch_take_op) => {
+        &["a", "indices"]
+    };
+    (one_hot_op) => {
+        &["indices"]
+    };
     ($other:ident) => {
         &["data"]
     };
@@ -370,6 +399,22 @@ entries! {
     "gather_nd" [] () => gather_nd_op, "Elements or slices of data at index tuples indices[:, i] (shape (M, ...)).";
     "scatter_nd" [] ("shape") => scatter_nd_op, "Zeros of shape with data written at index tuples indices[:, i].";
     "_backward_gather_nd" [] ("shape") => scatter_nd_op, "Zeros of shape with data added at index tuples (gather_nd gradient).";
+    "Concat" ["concat"] ("dim", "num_args") => concat_op, "Join arrays along an existing axis (dim).";
+    "stack" [] ("axis", "num_args") => stack_op, "Join equally shaped arrays along a new axis.";
+    "SliceChannel" ["split"] ("num_outputs", "axis", "squeeze_axis") => split_op, "Split into num_outputs equal parts along an axis (one output each).";
+    "add_n" ["ElementWiseSum"] ("num_args") => add_n_op, "Elementwise sum of equally shaped arrays.";
+    "SwapAxis" ["swapaxes"] ("dim1", "dim2") => swapaxis_op, "Interchange two axes.";
+    "tile" [] ("reps") => tile_op, "Repeat the whole array reps times per axis (NumPy tile).";
+    "repeat" [] ("repeats", "axis") => repeat_op, "Repeat each element along an axis (flattened when axis is None).";
+    "reverse" ["flip"] ("axis") => reverse_op, "Reverse the order of elements along the given axes.";
+    "broadcast_like" [] ("lhs_axes", "rhs_axes") => broadcast_like_op, "Broadcast lhs to the shape of rhs (or of rhs's rhs_axes on lhs_axes).";
+    "broadcast_axis" ["broadcast_axes"] ("axis", "size") => broadcast_axis_op, "Broadcast size-1 axes to the given sizes.";
+    "slice_like" [] ("axes") => slice_like_op, "Slice data to the shape of shape_like on the given axes (all when empty).";
+    "pick" [] ("axis", "keepdims", "mode") => pick_op, "One element per lane along axis at the given index (mode clip or wrap).";
+    "batch_take" [] () => batch_take_op, "out[i] = a[i, indices[i]] for a of shape (N, M) (indices clipped).";
+    "one_hot" [] ("depth", "on_value", "off_value", "dtype") => one_hot_op, "One-hot rows of length depth (out-of-range indices give all off_value).";
+    "Pad" ["pad"] ("mode", "pad_width", "constant_value") => pad_op, "Pad with a constant, the edge values or a reflection (pad_width: before/after per axis).";
+    "diag" [] ("k", "axis1", "axis2") => diag_op, "Diagonal k of a matrix (or of axis1/axis2 planes), or a matrix from a 1-D diagonal.";
 }
 
 /// Looks an op up by name or alias.

@@ -12,6 +12,7 @@ mod forward_shape;
 mod grad;
 mod gradcheck;
 mod registry;
+mod shape_more_cases;
 mod table;
 
 macro_rules! family_tests {
@@ -37,11 +38,12 @@ family_tests! {
     forward_matmul, grad_matmul => "matmul";
     forward_shape, grad_shape => "shape";
     forward_indexing, grad_indexing => "indexing";
+    forward_shape_more, grad_shape_more => "shape_more";
 }
 
 #[test]
 fn every_family_has_tests() {
     // The macro above instantiates exactly these families.
-    let tested = ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing"];
+    let tested = ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more"];
     assert_eq!(table::FAMILIES, tested);
 }
