@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::binary::{Binary, BinaryKind, Scalar};
+use super::elementwise_extra::{clip_op, smooth_l1_op, where_op};
 use super::indexing::{gather_nd_op, scatter_nd_op, take_grad_op, take_op};
 use super::matmul::Dot;
 use super::reduce::{ArgReduce, Reduce, ReduceKind};
@@ -251,6 +252,9 @@ macro_rules! args_of {
     (batch_take_op) => {
         &["a", "indices"]
     };
+    (where_op) => {
+        &["condition", "x", "y"]
+    };
     (one_hot_op) => {
         &["indices"]
     };
@@ -308,16 +312,24 @@ entries! {
     "radians" [] () => unary, "Degrees to radians, elementwise.";
     "logical_not" [] () => unary, "1 where x == 0 else 0, elementwise.";
     "_reciprocal_nonzero" [] () => unary, "1/x where x != 0, else 0 (gradient helper).";
+    "rcbrt" [] () => unary, "1/cbrt(x), elementwise.";
+    "erf" [] () => unary, "Gauss error function, elementwise.";
+    "erfinv" [] () => unary, "Inverse error function on [-1, 1], elementwise (±inf at ±1).";
+    "gamma" [] () => unary, "Gamma function, elementwise (NaN at poles 0, -1, ...).";
+    "gammaln" [] () => unary, "ln|Γ(x)|, elementwise (+inf at poles).";
+    "clip" [] ("a_min", "a_max") => clip_op, "Limit values to [a_min, a_max]; gradient passes inside (bounds included).";
+    "where" [] () => where_op, "x where condition is nonzero, else y (condition may be 1-D, one entry per row).";
+    "smooth_l1" [] ("scalar") => smooth_l1_op, "0.5(σx)² where |x| < 1/σ², else |x| - 0.5/σ² (scalar = σ).";
     "broadcast_add" ["broadcast_plus"] () => binary, "lhs + rhs with broadcasting.";
     "broadcast_sub" ["broadcast_minus"] () => binary, "lhs - rhs with broadcasting.";
     "broadcast_mul" [] () => binary, "lhs * rhs with broadcasting.";
     "broadcast_div" [] () => binary, "lhs / rhs with broadcasting.";
     "broadcast_mod" [] () => binary, "lhs % rhs with broadcasting (sign of rhs).";
-    "broadcast_power" [] () => binary, "lhs ** rhs with broadcasting.";
+    "broadcast_power" ["power"] () => binary, "lhs ** rhs with broadcasting.";
     "broadcast_floor_divide" [] () => binary, "floor(lhs / rhs) with broadcasting.";
-    "broadcast_maximum" [] () => binary, "max(lhs, rhs) with broadcasting.";
-    "broadcast_minimum" [] () => binary, "min(lhs, rhs) with broadcasting.";
-    "broadcast_hypot" [] () => binary, "sqrt(lhs² + rhs²) with broadcasting.";
+    "broadcast_maximum" ["maximum"] () => binary, "max(lhs, rhs) with broadcasting.";
+    "broadcast_minimum" ["minimum"] () => binary, "min(lhs, rhs) with broadcasting.";
+    "broadcast_hypot" ["hypot"] () => binary, "sqrt(lhs² + rhs²) with broadcasting.";
     "broadcast_equal" [] () => binary, "lhs == rhs (0/1) with broadcasting.";
     "broadcast_not_equal" [] () => binary, "lhs != rhs (0/1) with broadcasting.";
     "broadcast_greater" [] () => binary, "lhs > rhs (0/1) with broadcasting.";

@@ -4,6 +4,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod elem_extra_cases;
 mod errors;
 mod forward_elem;
 mod forward_indexing;
@@ -39,11 +40,12 @@ family_tests! {
     forward_shape, grad_shape => "shape";
     forward_indexing, grad_indexing => "indexing";
     forward_shape_more, grad_shape_more => "shape_more";
+    forward_elem_extra, grad_elem_extra => "elem_extra";
 }
 
 #[test]
 fn every_family_has_tests() {
     // The macro above instantiates exactly these families.
-    let tested = ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more"];
+    let tested = ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra"];
     assert_eq!(table::FAMILIES, tested);
 }

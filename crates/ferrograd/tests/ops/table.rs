@@ -4,6 +4,7 @@
 //! without a line here fails `registry::every_op_has_test_cases`.
 
 use crate::common::*;
+use crate::elem_extra_cases as ee;
 use crate::shape_more_cases as sm;
 use crate::{forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs, grad as gr};
 
@@ -21,7 +22,8 @@ pub struct Case {
 }
 
 pub const NONDIFF: Option<CaseFn> = None;
-pub const FAMILIES: &[&str] = &["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more"];
+pub const FAMILIES: &[&str] =
+    &["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra"];
 
 fn none() -> Params {
     vec![]
@@ -71,6 +73,13 @@ fn depth_p() -> Params {
 }
 fn pad_p() -> Params {
     vec![("mode", string("edge")), ("pad_width", tuple(&[1, 1, 0, 2]))]
+}
+
+fn clip_p() -> Params {
+    vec![("a_min", float(-1.0)), ("a_max", float(1.0))]
+}
+fn smooth_p() -> Params {
+    vec![("scalar", float(2.0))]
 }
 
 macro_rules! table {
@@ -228,6 +237,14 @@ table! {
     "one_hot" => shape_more, depth_p, sm::one_hot, NONDIFF;
     "Pad" => shape_more, pad_p, sm::pad, Some(sm::pad_grad);
     "diag" => shape_more, none, sm::diag, Some(sm::diag_grad);
+    "rcbrt" => elem_extra, none, ee::special, Some(ee::special_grad);
+    "erf" => elem_extra, none, ee::special, Some(ee::special_grad);
+    "erfinv" => elem_extra, none, ee::special, Some(ee::special_grad);
+    "gamma" => elem_extra, none, ee::special, Some(ee::special_grad);
+    "gammaln" => elem_extra, none, ee::special, Some(ee::special_grad);
+    "clip" => elem_extra, clip_p, ee::clip, Some(ee::clip_grad);
+    "where" => elem_extra, none, ee::where_, Some(ee::where_grad);
+    "smooth_l1" => elem_extra, smooth_p, ee::smooth_l1, Some(ee::smooth_l1_grad);
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.
