@@ -9,7 +9,9 @@ use super::binary::{Binary, BinaryKind, Scalar};
 use super::elementwise_extra::{clip_op, smooth_l1_op, where_op};
 use super::indexing::{gather_nd_op, scatter_nd_op, take_grad_op, take_op};
 use super::matmul::Dot;
+use super::ordering::{argsort_op, sort_op, topk_op};
 use super::reduce::{ArgReduce, Reduce, ReduceKind};
+use super::sampling::{random_normal_op, random_randint_op, random_uniform_op, sample_normal_op, sample_uniform_op};
 use super::shape::{BasicIndex, BroadcastTo, Cast, Fill, Identity, Reshape, Transpose};
 use super::shape_index::{batch_take_op, diag_op, one_hot_op, pad_op, pick_op};
 use super::shape_more::{
@@ -255,6 +257,21 @@ macro_rules! args_of {
     (where_op) => {
         &["condition", "x", "y"]
     };
+    (random_uniform_op) => {
+        &[]
+    };
+    (random_normal_op) => {
+        &[]
+    };
+    (random_randint_op) => {
+        &[]
+    };
+    (sample_uniform_op) => {
+        &["low", "high"]
+    };
+    (sample_normal_op) => {
+        &["mu", "sigma"]
+    };
     (one_hot_op) => {
         &["indices"]
     };
@@ -426,6 +443,14 @@ entries! {
     "batch_take" [] () => batch_take_op, "out[i] = a[i, indices[i]] for a of shape (N, M) (indices clipped).";
     "one_hot" [] ("depth", "on_value", "off_value", "dtype") => one_hot_op, "One-hot rows of length depth (out-of-range indices give all off_value).";
     "Pad" ["pad"] ("mode", "pad_width", "constant_value") => pad_op, "Pad with a constant, the edge values or a reflection (pad_width: before/after per axis).";
+    "topk" [] ("axis", "k", "ret_typ", "is_ascend", "dtype") => topk_op, "Top k elements along an axis: values, indices, a mask or both (axis=None flattens).";
+    "sort" [] ("axis", "is_ascend") => sort_op, "Sorted values along an axis (stable; axis=None flattens).";
+    "argsort" [] ("axis", "is_ascend", "dtype") => argsort_op, "Indices that sort an axis (stable; axis=None flattens).";
+    "_random_uniform" ["random_uniform", "uniform"] ("low", "high", "shape", "dtype", "ctx") => random_uniform_op, "Samples uniform in [low, high) (not differentiable).";
+    "_random_normal" ["random_normal", "normal"] ("loc", "scale", "shape", "dtype", "ctx") => random_normal_op, "Samples from N(loc, scale²) (not differentiable).";
+    "_random_randint" ["random_randint"] ("low", "high", "shape", "dtype", "ctx") => random_randint_op, "Integers uniform in [low, high) (not differentiable).";
+    "_sample_uniform" ["sample_uniform"] ("shape", "dtype") => sample_uniform_op, "shape samples per element of low/high, uniform in [low, high) (not differentiable).";
+    "_sample_normal" ["sample_normal"] ("shape", "dtype") => sample_normal_op, "shape samples per element of mu/sigma from N(mu, sigma²) (not differentiable).";
     "diag" [] ("k", "axis1", "axis2") => diag_op, "Diagonal k of a matrix (or of axis1/axis2 planes), or a matrix from a 1-D diagonal.";
 }
 

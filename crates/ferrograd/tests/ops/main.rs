@@ -12,6 +12,7 @@ mod forward_reduce;
 mod forward_shape;
 mod grad;
 mod gradcheck;
+mod ordering_cases;
 mod registry;
 mod shape_more_cases;
 mod table;
@@ -41,11 +42,13 @@ family_tests! {
     forward_indexing, grad_indexing => "indexing";
     forward_shape_more, grad_shape_more => "shape_more";
     forward_elem_extra, grad_elem_extra => "elem_extra";
+    forward_ordering, grad_ordering => "ordering";
 }
 
 #[test]
 fn every_family_has_tests() {
     // The macro above instantiates exactly these families.
-    let tested = ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra"];
+    let tested =
+        ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra", "ordering"];
     assert_eq!(table::FAMILIES, tested);
 }

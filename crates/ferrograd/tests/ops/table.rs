@@ -5,6 +5,7 @@
 
 use crate::common::*;
 use crate::elem_extra_cases as ee;
+use crate::ordering_cases as oc;
 use crate::shape_more_cases as sm;
 use crate::{forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs, grad as gr};
 
@@ -23,7 +24,7 @@ pub struct Case {
 
 pub const NONDIFF: Option<CaseFn> = None;
 pub const FAMILIES: &[&str] =
-    &["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra"];
+    &["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra", "ordering"];
 
 fn none() -> Params {
     vec![]
@@ -75,6 +76,12 @@ fn pad_p() -> Params {
     vec![("mode", string("edge")), ("pad_width", tuple(&[1, 1, 0, 2]))]
 }
 
+fn topk_p() -> Params {
+    vec![("k", int(2)), ("ret_typ", string("value"))]
+}
+fn randint_p() -> Params {
+    vec![("low", int(0)), ("high", int(5))]
+}
 fn clip_p() -> Params {
     vec![("a_min", float(-1.0)), ("a_max", float(1.0))]
 }
@@ -245,6 +252,14 @@ table! {
     "clip" => elem_extra, clip_p, ee::clip, Some(ee::clip_grad);
     "where" => elem_extra, none, ee::where_, Some(ee::where_grad);
     "smooth_l1" => elem_extra, smooth_p, ee::smooth_l1, Some(ee::smooth_l1_grad);
+    "topk" => ordering, topk_p, oc::topk, Some(oc::topk_grad);
+    "sort" => ordering, none, oc::sort, Some(oc::sort_grad);
+    "argsort" => ordering, none, oc::sort, NONDIFF;
+    "_random_uniform" => ordering, none, oc::random, NONDIFF;
+    "_random_normal" => ordering, none, oc::random, NONDIFF;
+    "_random_randint" => ordering, randint_p, oc::random, NONDIFF;
+    "_sample_uniform" => ordering, none, oc::random, NONDIFF;
+    "_sample_normal" => ordering, none, oc::random, NONDIFF;
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.
