@@ -198,7 +198,7 @@ pub fn polygamma(n: u32, x: f64) -> f64 {
     }
     let nf = n as f64;
     let fact = |k: u32| (1..=k).fold(1.0, |a, i| a * i as f64);
-    let sign = if n % 2 == 0 { 1.0 } else { -1.0 }; // (-1)^n
+    let sign = if n.is_multiple_of(2) { 1.0 } else { -1.0 }; // (-1)^n
     let n_fact = fact(n);
     // Recurrence ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁾(x+1) - (-1)ⁿ n! / x^{n+1}, up to where the asymptotic series is exact.
     let (mut x, mut acc) = (x, 0.0);
@@ -283,6 +283,7 @@ impl Op for Clip {
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         Ok(vec![inputs[0].clone()])
     }
+    #[allow(clippy::bool_comparison)] // the generic kernel also serves bool arrays
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let x = &inputs[0];
         let src = x.snapshot();

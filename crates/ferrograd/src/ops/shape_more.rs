@@ -246,7 +246,7 @@ impl SliceChannel {
     fn parts(&self, shape: &[usize]) -> Result<(usize, usize, Vec<usize>)> {
         let axis = normalize_axis("SliceChannel", self.axis, shape.len())?;
         let n = self.num_outputs;
-        if n == 0 || shape[axis] % n != 0 {
+        if n == 0 || !shape[axis].is_multiple_of(n) {
             return Err(Error::Shape(format!(
                 "SliceChannel: cannot split data of shape {} into num_outputs={n} equal parts along axis {axis} \
                  (size {})",
@@ -476,6 +476,9 @@ impl Op for Tile {
     }
 }
 
+/// (source shape to expand, interleaved shape, broadcast shape, output shape).
+type RepeatPlan = (Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>);
+
 /// `repeat(data, repeats, axis=None)`: each element repeated along an axis (the flattened array
 /// when axis is None).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -486,7 +489,7 @@ pub struct Repeat {
 
 impl Repeat {
     /// (source shape to expand, (.., d, 1, ..), (.., d, r, ..), output shape).
-    fn plan(&self, shape: &[usize]) -> Result<(Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>)> {
+    fn plan(&self, shape: &[usize]) -> Result<RepeatPlan> {
         let (src, axis) = match self.axis {
             None => (vec![shape.iter().product()], 0),
             Some(a) => (shape.to_vec(), normalize_axis("repeat", a, shape.len())?),

@@ -131,7 +131,7 @@ pub fn sort(name: &'static str) {
                     let y = call1(name, &[xv], &p);
                     check_arr(&format!("sort {shape:?} {axis} {asc} {vn}"), &y, &os, F64, &vals, 0.0, 0.0);
                 } else {
-                    let y = call1(name, &[xv.clone()], &p);
+                    let y = call1(name, std::slice::from_ref(&xv), &p);
                     check_arr(&format!("argsort {shape:?} {axis} {asc} {vn}"), &y, &os, F32, &idx, 0.0, 0.0);
                     let y = call1(name, &[xv], &[p[0].clone(), p[1].clone(), ("dtype", string("int32"))]);
                     check_arr(&format!("argsort int32 {shape:?}"), &y, &os, I32, &idx, 0.0, 0.0);

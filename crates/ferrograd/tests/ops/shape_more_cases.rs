@@ -327,8 +327,11 @@ fn bcast_ref(x: &NDArray, shape: &[usize]) -> Vec<f64> {
     (0..numel(shape)).map(|o| v[bcast_src(&unravel(o, shape), x.shape())]).collect()
 }
 
+/// (lhs shape, rhs shape, (lhs_axes, rhs_axes), expected shape).
+type LikeCase = (&'static [usize], &'static [usize], Option<(&'static [i64], &'static [i64])>, &'static [usize]);
+
 pub fn broadcast_like(name: &'static str) {
-    let cases: &[(&[usize], &[usize], Option<(&[i64], &[i64])>, &[usize])] = &[
+    let cases: &[LikeCase] = &[
         (&[2, 1, 3], &[2, 4, 3], None, &[2, 4, 3]),
         (&[3], &[2, 3], None, &[2, 3]),
         (&[1, 3], &[5, 0, 7], Some((&[0], &[0])), &[5, 3]),
