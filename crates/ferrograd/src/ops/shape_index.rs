@@ -428,8 +428,15 @@ fn pad_map(op: &str, shape: &[usize], width: &[usize], mode: PadMode) -> Result<
             2 * shape.len()
         )));
     }
+    // Output sizes first (checked), so absurd widths fail before any allocation.
+    let out_shape = shape
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| n.checked_add(width[2 * d]).and_then(|v| v.checked_add(width[2 * d + 1])))
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| Error::Value(format!("{op}: pad_width {} is too large", fmt_tuple(&to_i64(width)))))?;
+    let total = crate::ndarray::checked_numel(op, &out_shape)?;
     let mut axis_maps = Vec::with_capacity(shape.len());
-    let mut out_shape = Vec::with_capacity(shape.len());
     for (d, &n) in shape.iter().enumerate() {
         let (b, a) = (width[2 * d], width[2 * d + 1]);
         let limit = match mode {
@@ -466,10 +473,8 @@ fn pad_map(op: &str, shape: &[usize], width: &[usize], mode: PadMode) -> Result<
                 }
             })
             .collect();
-        out_shape.push(m.len());
         axis_maps.push(m);
     }
-    let total = crate::ndarray::checked_numel(op, &out_shape)?;
     let mut map = vec![0usize; total];
     if total > 0 {
         // Row-major strides of the source.
@@ -594,9 +599,11 @@ fn diag_map(shape: &[usize], k: i64, axis1: i64, axis2: i64) -> Result<(Vec<usiz
     if a1 == a2 {
         return Err(Error::Value(format!("diag: axis1 and axis2 must differ, both are {a1}")));
     }
-    let (n1, n2) = (shape[a1] as i64, shape[a2] as i64);
+    let (n1, n2, k) = (shape[a1] as i128, shape[a2] as i128, k as i128);
     let (o1, o2) = (if k < 0 { -k } else { 0 }, if k > 0 { k } else { 0 });
     let len = (n1 - o1).min(n2 - o2).max(0) as usize;
+    // Offsets only matter when the diagonal is non-empty (then they are below the axis sizes).
+    let (o1, o2) = if len == 0 { (0, 0) } else { (o1 as usize, o2 as usize) };
     let rest: Vec<usize> = (0..shape.len()).filter(|&d| d != a1 && d != a2).collect();
     let mut out: Vec<usize> = rest.iter().map(|&d| shape[d]).collect();
     out.push(len);
@@ -613,7 +620,7 @@ fn diag_map(shape: &[usize], k: i64, axis1: i64, axis2: i64) -> Result<(Vec<usiz
             pos += idx[r] * strides[d];
         }
         let j = idx[out.len() - 1];
-        pos += (j + o1 as usize) * strides[a1] + (j + o2 as usize) * strides[a2];
+        pos += (j + o1) * strides[a1] + (j + o2) * strides[a2];
         map.push(pos);
         for d in (0..out.len()).rev() {
             idx[d] += 1;
@@ -636,8 +643,12 @@ pub struct Diag {
 }
 
 impl Diag {
-    fn square(&self, n: usize) -> usize {
-        n + self.k.unsigned_abs() as usize
+    fn square(&self, n: usize) -> Result<usize> {
+        usize::try_from(self.k.unsigned_abs())
+            .ok()
+            .and_then(|k| n.checked_add(k))
+            .filter(|&m| crate::ndarray::checked_numel("diag", &[m, m]).is_ok())
+            .ok_or_else(|| Error::Value(format!("diag: k={} is too large for a vector of length {n}", self.k)))
     }
 }
 
@@ -652,7 +663,7 @@ impl Op for Diag {
         let s = &inputs[0].shape;
         let out = match s.len() {
             0 => return Err(Error::Shape("diag: data must have at least one dimension, got shape ()".into())),
-            1 => vec![self.square(s[0]); 2],
+            1 => vec![self.square(s[0])?; 2],
             _ => diag_map(s, self.k, self.axis1, self.axis2)?.0,
         };
         Ok(vec![Meta::new(&out, inputs[0].dtype)])
@@ -660,7 +671,7 @@ impl Op for Diag {
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let x = &inputs[0];
         if x.ndim() == 1 {
-            let m = self.square(x.shape()[0]);
+            let m = self.square(x.shape()[0])?;
             let (_, map) = diag_map(&[m, m], self.k, 0, 1)?;
             outputs[0] = scatter_add(x, &map, &[m, m])?;
         } else {

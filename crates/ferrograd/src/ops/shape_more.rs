@@ -254,6 +254,9 @@ impl SliceChannel {
                 shape[axis]
             )));
         }
+        if shape[axis] == 0 && n > 1 << 16 {
+            return Err(Error::Value(format!("SliceChannel: num_outputs={n} is too large")));
+        }
         let len = shape[axis] / n;
         if self.squeeze_axis && len != 1 {
             return Err(Error::Shape(format!(
@@ -441,7 +444,7 @@ impl Tile {
         let (s, r) = (pad(shape), pad(&self.reps));
         let inter = s.iter().flat_map(|&d| [1, d]).collect();
         let big = s.iter().zip(&r).flat_map(|(&d, &k)| [k, d]).collect();
-        let out = s.iter().zip(&r).map(|(&d, &k)| d * k).collect();
+        let out = s.iter().zip(&r).map(|(&d, &k)| d.saturating_mul(k)).collect();
         (s, inter, big, out)
     }
 }
@@ -499,7 +502,7 @@ impl Repeat {
         let mut big = src.clone();
         big.insert(axis + 1, self.repeats);
         let mut out = src.clone();
-        out[axis] *= self.repeats;
+        out[axis] = out[axis].saturating_mul(self.repeats);
         Ok((src, inter, big, out))
     }
 }

@@ -730,4 +730,11 @@ fn shape_more_errors() {
     );
     expect(Kind::Shape, "diag", &[z(&[])], &[], &["diag", "()"]);
     expect(Kind::Value, "diag", &[z(&[2, 2])], &[("axis1", int(1)), ("axis2", int(1))], &["diag", "axis"]);
+    // Absurd sizes fail cleanly instead of overflowing or exhausting memory.
+    expect(Kind::Value, "diag", &[z(&[3])], &[("k", int(i64::MIN))], &["diag", "too large"]);
+    expect(Kind::Value, "Pad", &[z(&[2])], &[("pad_width", tuple(&[0, i64::MAX]))], &["Pad"]);
+    expect(Kind::Value, "tile", &[z(&[2])], &[("reps", tuple(&[i64::MAX, 4]))], &["tile"]);
+    expect(Kind::Value, "one_hot", &[z(&[2])], &[("depth", int(i64::MAX))], &["one_hot"]);
+    let y = call("diag", &[z(&[2, 3])], &[("k", int(i64::MIN))]).unwrap();
+    assert_eq!(y[0].shape(), &[0]);
 }
