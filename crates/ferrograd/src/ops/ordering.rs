@@ -129,24 +129,32 @@ impl Ordering {
         }
         // One task per outer row (k·inner outputs each), in parallel when worth it.
         let rows = sel.chunks_mut(k * inner).collect::<Vec<_>>();
-        let lane = |o: usize, c: usize, out: &mut [usize]| {
+        let lane = |o: usize, c: usize, out: &mut [usize], pairs: &mut Vec<(u64, usize)>| {
             let base = o * n * inner + c;
-            let mut order: Vec<usize> = (0..n).collect();
-            let key = |i: usize| vals[base + i * inner];
-            if asc {
-                order.sort_by(|&a, &b| key(a).total_cmp(&key(b)));
-            } else {
-                order.sort_by(|&a, &b| key(b).total_cmp(&key(a)));
+            pairs.clear();
+            // Keys whose integer order is f64::total_cmp's order (reversed for descending), with
+            // the position as tie-break: the result of a stable sort, with unstable sorting and
+            // partial selection on plain integers.
+            pairs.extend((0..n).map(|i| {
+                let b = vals[base + i * inner].to_bits();
+                let key = if b >> 63 == 1 { !b } else { b | 1 << 63 };
+                (if asc { key } else { !key }, i)
+            }));
+            if k < n && k > 0 {
+                pairs.select_nth_unstable(k - 1);
+                pairs.truncate(k);
             }
-            for (j, &i) in order.iter().take(k).enumerate() {
+            pairs.sort_unstable();
+            for (j, &(_, i)) in pairs.iter().take(k).enumerate() {
                 out[j * inner + c] = i;
             }
         };
         let work = outer * inner * n.max(1) * (usize::BITS - n.leading_zeros()).max(1) as usize;
         let results = par::map_tasks(rows.len(), work, Cost::Heavy, |o| {
             let mut out = vec![0usize; k * inner];
+            let mut pairs = Vec::with_capacity(n);
             for c in 0..inner {
-                lane(o, c, &mut out);
+                lane(o, c, &mut out, &mut pairs);
             }
             out
         });

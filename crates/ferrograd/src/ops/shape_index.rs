@@ -476,26 +476,29 @@ fn pad_map(op: &str, shape: &[usize], width: &[usize], mode: PadMode) -> Result<
         axis_maps.push(m);
     }
     let mut map = vec![0usize; total];
-    if total > 0 {
+    let nd = shape.len();
+    if total > 0 && nd > 0 {
         // Row-major strides of the source.
-        let mut strides = vec![1usize; shape.len()];
-        for d in (0..shape.len().saturating_sub(1)).rev() {
+        let mut strides = vec![1usize; nd];
+        for d in (0..nd.saturating_sub(1)).rev() {
             strides[d] = strides[d + 1] * shape[d + 1];
         }
-        let mut idx = vec![0usize; shape.len()];
-        for m in map.iter_mut() {
-            let mut pos = 0usize;
-            let mut none = false;
-            for d in 0..shape.len() {
+        // Rows of the last output axis: one base offset per row, then the last axis's map.
+        let (last, row_len) = (nd - 1, out_shape[nd - 1]);
+        let mut idx = vec![0usize; nd];
+        for row in map.chunks_mut(row_len.max(1)) {
+            let mut base = Some(0usize);
+            for d in 0..last {
                 let s = axis_maps[d][idx[d]];
-                if s == NONE {
-                    none = true;
-                    break;
-                }
-                pos += s * strides[d];
+                base = base.filter(|_| s != NONE).map(|b| b + s * strides[d]);
             }
-            *m = if none { NONE } else { pos };
-            for d in (0..shape.len()).rev() {
+            for (m, &s) in row.iter_mut().zip(&axis_maps[last]) {
+                *m = match base {
+                    Some(b) if s != NONE => b + s,
+                    _ => NONE,
+                };
+            }
+            for d in (0..last).rev() {
                 idx[d] += 1;
                 if idx[d] < out_shape[d] {
                     break;

@@ -562,6 +562,9 @@ pub fn pad(name: &'static str) {
             }
         }
     }
+    // 0-d data: nothing to pad.
+    let y = call1(name, &[f64s(&[4.0], &[])], &[("pad_width", tuple(&[]))]);
+    check_arr("Pad 0-d", &y, &[], F64, &[4.0], 0.0, 0.0);
     // String attributes (symbol JSON form) and an empty axis padded with a constant.
     let y = call1(
         name,
