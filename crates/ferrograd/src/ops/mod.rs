@@ -17,6 +17,7 @@ pub mod reduce;
 pub mod registry;
 pub mod sampling;
 pub mod shape;
+pub mod shape_bcast;
 pub mod shape_extra;
 pub mod shape_index;
 pub mod shape_more;

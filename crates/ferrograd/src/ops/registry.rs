@@ -13,11 +13,9 @@ use super::ordering::{argsort_op, sort_op, topk_op};
 use super::reduce::{ArgReduce, Reduce, ReduceKind};
 use super::sampling::{random_normal_op, random_randint_op, random_uniform_op, sample_normal_op, sample_uniform_op};
 use super::shape::{BasicIndex, BroadcastTo, Cast, Fill, Identity, Reshape, Transpose};
+use super::shape_bcast::{broadcast_axis_op, broadcast_like_op, slice_like_op};
 use super::shape_index::{batch_take_op, diag_op, one_hot_op, pad_op, pick_op};
-use super::shape_more::{
-    add_n_op, broadcast_axis_op, broadcast_like_op, concat_op, repeat_op, reverse_op, slice_like_op, split_op,
-    stack_op, swapaxis_op, tile_op,
-};
+use super::shape_more::{add_n_op, concat_op, repeat_op, reverse_op, split_op, stack_op, swapaxis_op, tile_op};
 use super::unary::{Unary, UnaryKind};
 use super::{Attrs, OpRef};
 use crate::dtype::DType;
