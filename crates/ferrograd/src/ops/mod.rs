@@ -8,13 +8,19 @@
 
 pub mod attrs;
 pub mod binary;
+pub mod elementwise_extra;
 pub mod grad;
 pub mod indexing;
 pub mod matmul;
+pub mod ordering;
 pub mod reduce;
 pub mod registry;
+pub mod sampling;
 pub mod shape;
+pub mod shape_bcast;
 pub mod shape_extra;
+pub mod shape_index;
+pub mod shape_more;
 pub mod unary;
 
 use std::sync::Arc;

@@ -10,6 +10,7 @@ use ferrograd_kernels::vmath;
 use ferrograd_kernels::Element;
 
 use super::binary::BinaryKind;
+use super::elementwise_extra as extra;
 use super::{Ctx, Grad, Op, Saves, Val};
 use crate::dtype::DType;
 use crate::error::Result;
@@ -40,7 +41,8 @@ unary_kinds! {
     Arctanh => "arctanh", Sigmoid => "sigmoid", Relu => "relu", Softsign => "softsign",
     Floor => "floor", Ceil => "ceil", Round => "round", Rint => "rint", Fix => "fix",
     Trunc => "trunc", Degrees => "degrees", Radians => "radians", LogicalNot => "logical_not",
-    RecipNonzero => "_reciprocal_nonzero",
+    RecipNonzero => "_reciprocal_nonzero", Rcbrt => "rcbrt", Erf => "erf", Erfinv => "erfinv",
+    Gamma => "gamma", Gammaln => "gammaln",
 }
 
 impl UnaryKind {
@@ -96,6 +98,11 @@ impl UnaryKind {
             Radians => x.to_radians(),
             LogicalNot => f64::from(u8::from(x == 0.0)),
             RecipNonzero => recip_nonzero(x),
+            Rcbrt => 1.0 / x.cbrt(),
+            Erf => extra::erf(x),
+            Erfinv => extra::erfinv(x),
+            Gamma => extra::gamma(x),
+            Gammaln => extra::gammaln(x),
         }
     }
 }
@@ -220,7 +227,10 @@ impl Op for Unary {
         use UnaryKind::*;
         match self.kind {
             Negative => Saves::None,
-            Exp | Expm1 | Sqrt | Rsqrt | Tanh | Sigmoid | Reciprocal | RecipNonzero | Cbrt | Tan => Saves::Outputs,
+            Exp | Expm1 | Sqrt | Rsqrt | Tanh | Sigmoid | Reciprocal | RecipNonzero | Cbrt | Tan | Rcbrt | Erfinv => {
+                Saves::Outputs
+            }
+            Gamma => Saves::InputsAndOutputs,
             _ => Saves::Inputs,
         }
     }
@@ -315,6 +325,28 @@ impl Op for Unary {
             }
             Degrees => g.ones_like(x).and_then(|o| g.mul_scalar(o, 180.0 / std::f64::consts::PI))?,
             Radians => g.ones_like(x).and_then(|o| g.mul_scalar(o, std::f64::consts::PI / 180.0))?,
+            Rcbrt => {
+                // d/dx x^(-1/3) = -y⁴/3, from the output alone.
+                let t = g.mul(y, y)?;
+                let t = g.mul(t, t)?;
+                g.mul_scalar(t, -1.0 / 3.0)?
+            }
+            Erf => {
+                let t = g.mul(x, x)?;
+                let t = g.neg(t)?;
+                let t = g.unary(Exp, t)?;
+                g.mul_scalar(t, std::f64::consts::FRAC_2_SQRT_PI)?
+            }
+            Erfinv => {
+                let t = g.mul(y, y)?;
+                let t = g.unary(Exp, t)?;
+                g.mul_scalar(t, std::f64::consts::PI.sqrt() / 2.0)?
+            }
+            Gamma => {
+                let psi = g.apply1(extra::PolyGamma { n: 0 }, &[x])?;
+                g.mul(y, psi)?
+            }
+            Gammaln => g.apply1(extra::PolyGamma { n: 0 }, &[x])?,
             Sign | Floor | Ceil | Round | Rint | Fix | Trunc | LogicalNot => unreachable!(), // ok: returned above
         };
         Ok(vec![Some(g.mul(gy, d)?)])

@@ -4,6 +4,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod elem_extra_cases;
 mod errors;
 mod forward_elem;
 mod forward_indexing;
@@ -11,7 +12,9 @@ mod forward_reduce;
 mod forward_shape;
 mod grad;
 mod gradcheck;
+mod ordering_cases;
 mod registry;
+mod shape_more_cases;
 mod table;
 
 macro_rules! family_tests {
@@ -37,11 +40,15 @@ family_tests! {
     forward_matmul, grad_matmul => "matmul";
     forward_shape, grad_shape => "shape";
     forward_indexing, grad_indexing => "indexing";
+    forward_shape_more, grad_shape_more => "shape_more";
+    forward_elem_extra, grad_elem_extra => "elem_extra";
+    forward_ordering, grad_ordering => "ordering";
 }
 
 #[test]
 fn every_family_has_tests() {
     // The macro above instantiates exactly these families.
-    let tested = ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing"];
+    let tested =
+        ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra", "ordering"];
     assert_eq!(table::FAMILIES, tested);
 }

@@ -4,6 +4,9 @@
 //! without a line here fails `registry::every_op_has_test_cases`.
 
 use crate::common::*;
+use crate::elem_extra_cases as ee;
+use crate::ordering_cases as oc;
+use crate::shape_more_cases as sm;
 use crate::{forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs, grad as gr};
 
 pub type CaseFn = fn(&'static str);
@@ -20,7 +23,8 @@ pub struct Case {
 }
 
 pub const NONDIFF: Option<CaseFn> = None;
-pub const FAMILIES: &[&str] = &["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing"];
+pub const FAMILIES: &[&str] =
+    &["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra", "ordering"];
 
 fn none() -> Params {
     vec![]
@@ -48,6 +52,41 @@ fn take_grad_p() -> Params {
 }
 fn scatter_p() -> Params {
     vec![("shape", tuple(&[3, 2]))]
+}
+
+fn split_p() -> Params {
+    vec![("num_outputs", int(2))]
+}
+fn reps_p() -> Params {
+    vec![("reps", tuple(&[2, 1]))]
+}
+fn repeats_p() -> Params {
+    vec![("repeats", int(2)), ("axis", int(0))]
+}
+fn rev_p() -> Params {
+    vec![("axis", tuple(&[0]))]
+}
+fn baxis_p() -> Params {
+    vec![("axis", tuple(&[0])), ("size", tuple(&[3]))]
+}
+fn depth_p() -> Params {
+    vec![("depth", int(3))]
+}
+fn pad_p() -> Params {
+    vec![("mode", string("edge")), ("pad_width", tuple(&[1, 1, 0, 2]))]
+}
+
+fn topk_p() -> Params {
+    vec![("k", int(2)), ("ret_typ", string("value"))]
+}
+fn randint_p() -> Params {
+    vec![("low", int(0)), ("high", int(5))]
+}
+fn clip_p() -> Params {
+    vec![("a_min", float(-1.0)), ("a_max", float(1.0))]
+}
+fn smooth_p() -> Params {
+    vec![("scalar", float(2.0))]
 }
 
 macro_rules! table {
@@ -189,6 +228,38 @@ table! {
     "gather_nd" => indexing, none, fi::gather_nd, Some(fi::gather_nd_grad);
     "scatter_nd" => indexing, scatter_p, fi::scatter_nd, Some(fi::scatter_nd_grad);
     "_backward_gather_nd" => indexing, scatter_p, fi::scatter_nd, Some(fi::scatter_nd_grad);
+    "Concat" => shape_more, none, sm::concat, Some(sm::concat_grad);
+    "stack" => shape_more, none, sm::stack, Some(sm::stack_grad);
+    "SliceChannel" => shape_more, split_p, sm::split, Some(sm::split_grad);
+    "add_n" => shape_more, none, sm::add_n, Some(sm::add_n_grad);
+    "SwapAxis" => shape_more, none, sm::swapaxis, Some(sm::swapaxis_grad);
+    "tile" => shape_more, reps_p, sm::tile, Some(sm::tile_grad);
+    "repeat" => shape_more, repeats_p, sm::repeat, Some(sm::repeat_grad);
+    "reverse" => shape_more, rev_p, sm::reverse, Some(sm::reverse_grad);
+    "broadcast_like" => shape_more, none, sm::broadcast_like, Some(sm::broadcast_like_grad);
+    "broadcast_axis" => shape_more, baxis_p, sm::broadcast_axis, Some(sm::broadcast_axis_grad);
+    "slice_like" => shape_more, none, sm::slice_like, Some(sm::slice_like_grad);
+    "pick" => shape_more, none, sm::pick, Some(sm::pick_grad);
+    "batch_take" => shape_more, none, sm::batch_take, Some(sm::batch_take_grad);
+    "one_hot" => shape_more, depth_p, sm::one_hot, NONDIFF;
+    "Pad" => shape_more, pad_p, sm::pad, Some(sm::pad_grad);
+    "diag" => shape_more, none, sm::diag, Some(sm::diag_grad);
+    "rcbrt" => elem_extra, none, ee::special, Some(ee::special_grad);
+    "erf" => elem_extra, none, ee::special, Some(ee::special_grad);
+    "erfinv" => elem_extra, none, ee::special, Some(ee::special_grad);
+    "gamma" => elem_extra, none, ee::special, Some(ee::special_grad);
+    "gammaln" => elem_extra, none, ee::special, Some(ee::special_grad);
+    "clip" => elem_extra, clip_p, ee::clip, Some(ee::clip_grad);
+    "where" => elem_extra, none, ee::where_, Some(ee::where_grad);
+    "smooth_l1" => elem_extra, smooth_p, ee::smooth_l1, Some(ee::smooth_l1_grad);
+    "topk" => ordering, topk_p, oc::topk, Some(oc::topk_grad);
+    "sort" => ordering, none, oc::sort, Some(oc::sort_grad);
+    "argsort" => ordering, none, oc::sort, NONDIFF;
+    "_random_uniform" => ordering, none, oc::random, NONDIFF;
+    "_random_normal" => ordering, none, oc::random, NONDIFF;
+    "_random_randint" => ordering, randint_p, oc::random, NONDIFF;
+    "_sample_uniform" => ordering, none, oc::random, NONDIFF;
+    "_sample_normal" => ordering, none, oc::random, NONDIFF;
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.

@@ -1,0 +1,644 @@
+//! Joining, splitting and repeating ops: `Concat`, `stack`, `SliceChannel`, `add_n`, `SwapAxis`,
+//! `tile`, `repeat`, `reverse` (`broadcast_like`, `broadcast_axis`, `slice_like` are in
+//! `shape_bcast`).
+//!
+//! Forwards copy through contiguous blocks (parallel over the output via `par`), or materialise a
+//! view (tile/repeat are a broadcast of an interleaved reshape). Every gradient is built from
+//! layout ops, slices and sums, so each op is differentiable any number of times.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use ferrograd_kernels::par::{self, Cost};
+
+use super::attrs::fmt_tuple;
+use super::binary::Num;
+use super::shape_extra::SliceAxis;
+use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
+use crate::buffer::Buffer;
+use crate::error::{fmt_shape, Error, Result};
+use crate::ndarray::view::normalize_axis;
+use crate::ndarray::{Meta, NDArray, SliceArg};
+use crate::with_dtype;
+
+/// The contiguous elements of `x` (copying only when its layout is not contiguous).
+pub(crate) fn dense(x: &NDArray) -> (Arc<Buffer>, Range<usize>) {
+    let c = x.to_contiguous();
+    let range = c.layout().contiguous_range().unwrap_or(0..0); // ok: to_contiguous is contiguous
+    (c.snapshot(), range)
+}
+
+fn shapes_of(inputs: &[Meta]) -> String {
+    inputs.iter().map(|m| fmt_shape(&m.shape)).collect::<Vec<_>>().join(", ")
+}
+
+fn to_i64(s: &[usize]) -> Vec<i64> {
+    s.iter().map(|&d| d as i64).collect()
+}
+
+/// Non-negative sizes from a parameter tuple, or an error naming op and parameter.
+pub(crate) fn sizes(op: &str, key: &str, t: &[i64]) -> Result<Vec<usize>> {
+    t.iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| Error::Value(format!("{op}: negative value in {key}={}", fmt_tuple(t))))
+        })
+        .collect()
+}
+
+fn check_num_args(op: &str, num_args: Option<usize>, n: usize) -> Result<()> {
+    match num_args {
+        Some(k) if k != n => Err(Error::Value(format!("{op}: num_args={k} but {n} input(s) were given"))),
+        _ => Ok(()),
+    }
+}
+
+/// Copies `parts` (contiguous, all of `out`'s rank, equal except along `axis`) side by side along
+/// `axis` into `out`.
+fn join_into(parts: &[NDArray], axis: usize, out: &mut NDArray) -> Result<()> {
+    let shape = out.shape().to_vec();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let total = shape[axis] * inner;
+    let dense: Vec<_> = parts.iter().map(dense).collect();
+    let mut offsets = Vec::with_capacity(parts.len() + 1);
+    let mut acc = 0;
+    for p in parts {
+        offsets.push(acc);
+        acc += p.shape()[axis] * inner;
+    }
+    offsets.push(acc);
+    with_dtype!(out.dtype(), T => {
+        let srcs: Vec<&[T]> =
+            dense.iter().map(|(b, r)| b.slice::<T>().map_or(&[][..], |s| &s[r.clone()])).collect();
+        out.write_out::<T, _>(|o| {
+            if total == 0 {
+                return;
+            }
+            par::for_each_chunk(o, Cost::Light, |start, chunk| {
+                let (mut pos, end) = (start, start + chunk.len());
+                while pos < end {
+                    let (row, col) = (pos / total, pos % total);
+                    let k = offsets[..parts.len()].partition_point(|&x| x <= col) - 1;
+                    let w = offsets[k + 1] - offsets[k];
+                    let c = col - offsets[k];
+                    let n = (w - c).min(end - pos);
+                    let s = row * w + c;
+                    chunk[pos - start..pos - start + n].copy_from_slice(&srcs[k][s..s + n]);
+                    pos += n;
+                }
+            });
+        })
+    })
+}
+
+/// `Concat` / `concat(*data, dim=1, num_args)`: join along an existing axis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Concat {
+    pub dim: i64,
+    pub num_args: Option<usize>,
+}
+
+impl Op for Concat {
+    fn name(&self) -> &'static str {
+        "Concat"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["*data"]
+    }
+    fn variadic(&self) -> bool {
+        true
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![("dim", self.dim.to_string())];
+        if let Some(n) = self.num_args {
+            v.push(("num_args", n.to_string()));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        check_num_args("Concat", self.num_args, inputs.len())?;
+        let first = inputs.first().ok_or_else(|| Error::Value("Concat: expected at least one input".into()))?;
+        let axis = normalize_axis("Concat", self.dim, first.shape.len())?;
+        let mut shape = first.shape.to_vec();
+        shape[axis] = 0;
+        for (i, m) in inputs.iter().enumerate() {
+            let ok = m.shape.len() == shape.len()
+                && m.shape.iter().zip(&first.shape).enumerate().all(|(d, (a, b))| d == axis || a == b);
+            if !ok {
+                return Err(Error::Shape(format!(
+                    "Concat: input {i} (data{i}) has shape {}, which does not match input 0 of shape {} outside \
+                     dimension {axis} (dim={}); input shapes: {}",
+                    fmt_shape(&m.shape),
+                    fmt_shape(&first.shape),
+                    self.dim,
+                    shapes_of(inputs)
+                )));
+            }
+            if m.dtype != first.dtype {
+                return Err(Error::DType(format!(
+                    "Concat: input {i} has dtype {}, input 0 has {}; all inputs must share one dtype",
+                    m.dtype, first.dtype
+                )));
+            }
+            shape[axis] += m.shape[axis];
+        }
+        Ok(vec![Meta::new(&shape, first.dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let axis = normalize_axis("Concat", self.dim, inputs[0].ndim())?;
+        join_into(inputs, axis, &mut outputs[0])
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let axis = self.dim;
+        let mut begin = 0i64;
+        let mut out = Vec::with_capacity(inputs.len());
+        for &x in inputs {
+            let s = g.shape(x);
+            let n = s[normalize_axis("Concat", axis, s.len())?] as i64;
+            out.push(Some(g.apply1(SliceAxis { axis, begin, end: Some(begin + n) }, &[og[0]])?));
+            begin += n;
+        }
+        Ok(out)
+    }
+}
+
+/// `stack(*data, axis=0, num_args)`: join along a new axis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stack {
+    pub axis: i64,
+    pub num_args: Option<usize>,
+}
+
+impl Op for Stack {
+    fn name(&self) -> &'static str {
+        "stack"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["*data"]
+    }
+    fn variadic(&self) -> bool {
+        true
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![("axis", self.axis.to_string())];
+        if let Some(n) = self.num_args {
+            v.push(("num_args", n.to_string()));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        check_num_args("stack", self.num_args, inputs.len())?;
+        let first = inputs.first().ok_or_else(|| Error::Value("stack: expected at least one input".into()))?;
+        for (i, m) in inputs.iter().enumerate() {
+            if m.shape != first.shape {
+                return Err(Error::Shape(format!(
+                    "stack: all inputs must have the same shape, but input {i} has shape {} and input 0 has {}; \
+                     input shapes: {}",
+                    fmt_shape(&m.shape),
+                    fmt_shape(&first.shape),
+                    shapes_of(inputs)
+                )));
+            }
+            if m.dtype != first.dtype {
+                return Err(Error::DType(format!(
+                    "stack: input {i} has dtype {}, input 0 has {}; all inputs must share one dtype",
+                    m.dtype, first.dtype
+                )));
+            }
+        }
+        let mut shape = first.shape.to_vec();
+        shape.insert(normalize_axis("stack", self.axis, shape.len() + 1)?, inputs.len());
+        Ok(vec![Meta::new(&shape, first.dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let axis = normalize_axis("stack", self.axis, inputs[0].ndim() + 1)?;
+        let parts = inputs.iter().map(|x| x.expand_dims(axis as i64)).collect::<Result<Vec<_>>>()?;
+        join_into(&parts, axis, &mut outputs[0])
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let mut out = Vec::with_capacity(inputs.len());
+        for (i, &x) in inputs.iter().enumerate() {
+            let s = g.shape(x);
+            let i = i as i64;
+            let part = g.apply1(SliceAxis { axis: self.axis, begin: i, end: Some(i + 1) }, &[og[0]])?;
+            out.push(Some(g.reshape(part, &s)?));
+        }
+        Ok(out)
+    }
+}
+
+/// `SliceChannel` / `split(data, num_outputs, axis=1, squeeze_axis=False)`: equal parts along an
+/// axis, one output each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SliceChannel {
+    pub num_outputs: usize,
+    pub axis: i64,
+    pub squeeze_axis: bool,
+}
+
+impl SliceChannel {
+    /// (axis, part length, part shape before squeezing).
+    fn parts(&self, shape: &[usize]) -> Result<(usize, usize, Vec<usize>)> {
+        let axis = normalize_axis("SliceChannel", self.axis, shape.len())?;
+        let n = self.num_outputs;
+        if n == 0 || !shape[axis].is_multiple_of(n) {
+            return Err(Error::Shape(format!(
+                "SliceChannel: cannot split data of shape {} into num_outputs={n} equal parts along axis {axis} \
+                 (size {})",
+                fmt_shape(shape),
+                shape[axis]
+            )));
+        }
+        if shape[axis] == 0 && n > 1 << 16 {
+            return Err(Error::Value(format!("SliceChannel: num_outputs={n} is too large")));
+        }
+        let len = shape[axis] / n;
+        if self.squeeze_axis && len != 1 {
+            return Err(Error::Shape(format!(
+                "SliceChannel: squeeze_axis=True needs parts of size 1, but splitting data of shape {} into {n} \
+                 parts along axis {axis} gives size {len}",
+                fmt_shape(shape)
+            )));
+        }
+        let mut part = shape.to_vec();
+        part[axis] = len;
+        Ok((axis, len, part))
+    }
+
+    fn out_shape(&self, part: &[usize], axis: usize) -> Vec<usize> {
+        let mut s = part.to_vec();
+        if self.squeeze_axis {
+            s.remove(axis);
+        }
+        s
+    }
+}
+
+impl Op for SliceChannel {
+    fn name(&self) -> &'static str {
+        "SliceChannel"
+    }
+    fn num_outputs(&self) -> usize {
+        self.num_outputs
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![("num_outputs", self.num_outputs.to_string()), ("axis", self.axis.to_string())];
+        if self.squeeze_axis {
+            v.push(("squeeze_axis", "True".into()));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let (axis, _, part) = self.parts(&inputs[0].shape)?;
+        let m = Meta::new(&self.out_shape(&part, axis), inputs[0].dtype);
+        Ok(vec![m; self.num_outputs])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let x = &inputs[0];
+        let (axis, len, part) = self.parts(x.shape())?;
+        let shape = self.out_shape(&part, axis);
+        for (k, o) in outputs.iter_mut().enumerate() {
+            let mut args = vec![SliceArg::Range { start: None, stop: None, step: 1 }; axis];
+            let b = (k * len) as i64;
+            args.push(SliceArg::Range { start: Some(b), stop: Some(b + len as i64), step: 1 });
+            *o = x.slice(&args)?.copy().reshape(&shape)?;
+        }
+        Ok(())
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let (axis, _, part) = self.parts(&g.shape(inputs[0]))?;
+        let parts = og.iter().map(|&v| g.reshape(v, &part)).collect::<Result<Vec<_>>>()?;
+        let op = Concat { dim: axis as i64, num_args: None };
+        Ok(vec![Some(g.apply1(op, &parts)?)])
+    }
+}
+
+/// `add_n` / `ElementWiseSum(*args)`: elementwise sum of equally shaped arrays.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AddN {
+    pub num_args: Option<usize>,
+}
+
+impl Op for AddN {
+    fn name(&self) -> &'static str {
+        "add_n"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["*args"]
+    }
+    fn variadic(&self) -> bool {
+        true
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        self.num_args.map(|n| vec![("num_args", n.to_string())]).unwrap_or_default()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        check_num_args("add_n", self.num_args, inputs.len())?;
+        let first = inputs.first().ok_or_else(|| Error::Value("add_n: expected at least one input".into()))?;
+        for (i, m) in inputs.iter().enumerate() {
+            if m.shape != first.shape {
+                return Err(Error::Shape(format!(
+                    "add_n: all inputs must have the same shape, but input {i} has shape {} and input 0 has {}",
+                    fmt_shape(&m.shape),
+                    fmt_shape(&first.shape)
+                )));
+            }
+            if m.dtype != first.dtype {
+                return Err(Error::DType(format!(
+                    "add_n: input {i} has dtype {}, input 0 has {}; all inputs must share one dtype",
+                    m.dtype, first.dtype
+                )));
+            }
+        }
+        Ok(vec![first.clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let dense: Vec<_> = inputs.iter().map(dense).collect();
+        with_dtype!(outputs[0].dtype(), T => {
+            let srcs: Vec<&[T]> =
+                dense.iter().map(|(b, r)| b.slice::<T>().map_or(&[][..], |s| &s[r.clone()])).collect();
+            outputs[0].write_out::<T, _>(|o| {
+                par::for_each_chunk(o, Cost::Light, |start, chunk| {
+                    let end = start + chunk.len();
+                    chunk.copy_from_slice(&srcs[0][start..end]);
+                    for s in &srcs[1..] {
+                        chunk.iter_mut().zip(&s[start..end]).for_each(|(a, &b)| *a = T::add(*a, b));
+                    }
+                });
+            })
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![Some(og[0]); inputs.len()])
+    }
+}
+
+/// `SwapAxis` / `swapaxes(data, dim1=0, dim2=0)` (lazy copy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwapAxis {
+    pub dim1: i64,
+    pub dim2: i64,
+}
+
+impl SwapAxis {
+    fn perm(&self, ndim: usize) -> Result<Vec<i64>> {
+        let a = normalize_axis("SwapAxis", self.dim1, ndim)?;
+        let b = normalize_axis("SwapAxis", self.dim2, ndim)?;
+        let mut p: Vec<i64> = (0..ndim as i64).collect();
+        p.swap(a, b);
+        Ok(p)
+    }
+}
+
+impl Op for SwapAxis {
+    fn name(&self) -> &'static str {
+        "SwapAxis"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("dim1", self.dim1.to_string()), ("dim2", self.dim2.to_string())]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let p = self.perm(inputs[0].shape.len())?;
+        let s: Vec<usize> = p.iter().map(|&a| inputs[0].shape[a as usize]).collect();
+        Ok(vec![Meta::new(&s, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0] = inputs[0].transpose(&self.perm(inputs[0].ndim())?)?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(self.perm(inputs[0].ndim()).and_then(|p| inputs[0].transpose(&p)))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![Some(g.apply1(*self, &[og[0]])?)])
+    }
+}
+
+/// `tile(data, reps)`: NumPy's tile (reps padded with leading 1s, or the data shape with leading
+/// 1s, to equal length).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tile {
+    pub reps: Vec<usize>,
+}
+
+impl Tile {
+    /// (padded data shape, interleaved (1, d0, 1, d1, ...), broadcast (r0, d0, r1, d1, ...), out).
+    fn plan(&self, shape: &[usize]) -> (Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>) {
+        let n = shape.len().max(self.reps.len());
+        let pad =
+            |v: &[usize]| -> Vec<usize> { std::iter::repeat_n(1, n - v.len()).chain(v.iter().copied()).collect() };
+        let (s, r) = (pad(shape), pad(&self.reps));
+        let inter = s.iter().flat_map(|&d| [1, d]).collect();
+        let big = s.iter().zip(&r).flat_map(|(&d, &k)| [k, d]).collect();
+        let out = s.iter().zip(&r).map(|(&d, &k)| d.saturating_mul(k)).collect();
+        (s, inter, big, out)
+    }
+}
+
+impl Op for Tile {
+    fn name(&self) -> &'static str {
+        "tile"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("reps", fmt_tuple(&to_i64(&self.reps)))]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let (_, _, _, out) = self.plan(&inputs[0].shape);
+        crate::ndarray::checked_numel("tile", &out)?;
+        Ok(vec![Meta::new(&out, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let (_, inter, big, out) = self.plan(inputs[0].shape());
+        outputs[0] = inputs[0].reshape(&inter)?.broadcast_to(&big)?.to_contiguous_copy().reshape(&out)?;
+        Ok(())
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let x_shape = g.shape(inputs[0]);
+        let (s, _, big, _) = self.plan(&x_shape);
+        let t = g.reshape(og[0], &big)?;
+        let axes: Vec<i64> = (0..s.len() as i64).map(|d| 2 * d).collect();
+        let t = if axes.is_empty() { t } else { g.sum_axes(t, axes, false)? };
+        Ok(vec![Some(g.reshape(t, &x_shape)?)])
+    }
+}
+
+/// (source shape to expand, interleaved shape, broadcast shape, output shape).
+type RepeatPlan = (Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>);
+
+/// `repeat(data, repeats, axis=None)`: each element repeated along an axis (the flattened array
+/// when axis is None).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repeat {
+    pub repeats: usize,
+    pub axis: Option<i64>,
+}
+
+impl Repeat {
+    /// (source shape to expand, (.., d, 1, ..), (.., d, r, ..), output shape).
+    fn plan(&self, shape: &[usize]) -> Result<RepeatPlan> {
+        let (src, axis) = match self.axis {
+            None => (vec![shape.iter().product()], 0),
+            Some(a) => (shape.to_vec(), normalize_axis("repeat", a, shape.len())?),
+        };
+        let mut inter = src.clone();
+        inter.insert(axis + 1, 1);
+        let mut big = src.clone();
+        big.insert(axis + 1, self.repeats);
+        let mut out = src.clone();
+        out[axis] = out[axis].saturating_mul(self.repeats);
+        Ok((src, inter, big, out))
+    }
+}
+
+impl Op for Repeat {
+    fn name(&self) -> &'static str {
+        "repeat"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![("repeats", self.repeats.to_string())];
+        if let Some(a) = self.axis {
+            v.push(("axis", a.to_string()));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let (_, _, _, out) = self.plan(&inputs[0].shape)?;
+        crate::ndarray::checked_numel("repeat", &out)?;
+        Ok(vec![Meta::new(&out, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let (_, inter, big, out) = self.plan(inputs[0].shape())?;
+        outputs[0] = inputs[0].reshape(&inter)?.broadcast_to(&big)?.to_contiguous_copy().reshape(&out)?;
+        Ok(())
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let x_shape = g.shape(inputs[0]);
+        let (src, _, big, _) = self.plan(&x_shape)?;
+        let axis = match self.axis {
+            None => 0,
+            Some(a) => normalize_axis("repeat", a, x_shape.len())?,
+        };
+        let t = g.reshape(og[0], &big)?;
+        let t = g.sum_axes(t, vec![axis as i64 + 1], false)?;
+        let t = g.reshape(t, &src)?;
+        Ok(vec![Some(g.reshape(t, &x_shape)?)])
+    }
+}
+
+/// `reverse` / `flip(data, axis)`: elements in reverse order along the given axes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reverse {
+    pub axis: Vec<i64>,
+}
+
+impl Reverse {
+    fn index(&self, ndim: usize) -> Result<Vec<SliceArg>> {
+        let mut args = vec![SliceArg::Range { start: None, stop: None, step: 1 }; ndim];
+        for &a in &self.axis {
+            args[normalize_axis("reverse", a, ndim)?] = SliceArg::Range { start: None, stop: None, step: -1 };
+        }
+        Ok(args)
+    }
+}
+
+impl Op for Reverse {
+    fn name(&self) -> &'static str {
+        "reverse"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("axis", fmt_tuple(&self.axis))]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        self.index(inputs[0].shape.len())?;
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0] = inputs[0].slice(&self.index(inputs[0].ndim())?)?.to_contiguous_copy();
+        Ok(())
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![Some(g.apply1(self.clone(), &[og[0]])?)])
+    }
+}
+
+// ---- registry builders ----
+
+fn num_args(a: &Attrs) -> Result<Option<usize>> {
+    match a.int_or("num_args", -1)? {
+        -1 => Ok(None),
+        n if n >= 1 => Ok(Some(n as usize)),
+        n => Err(Error::Value(format!("{}: num_args must be >= 1, got {n}", a.op))),
+    }
+}
+
+fn required_tuple(a: &Attrs, key: &str) -> Result<Vec<i64>> {
+    a.tuple(key)?.ok_or_else(|| Error::Value(format!("{}: required parameter '{key}' is missing", a.op)))
+}
+
+pub fn concat_op(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(Concat { dim: a.int_or("dim", 1)?, num_args: num_args(a)? }))
+}
+
+pub fn stack_op(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(Stack { axis: a.int_or("axis", 0)?, num_args: num_args(a)? }))
+}
+
+pub fn add_n_op(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(AddN { num_args: num_args(a)? }))
+}
+
+pub fn split_op(a: &Attrs) -> Result<OpRef> {
+    let n = a.int_or("num_outputs", 0)?;
+    if n < 1 {
+        return Err(Error::Value(format!("SliceChannel: num_outputs must be >= 1 (required), got {n}")));
+    }
+    Ok(Arc::new(SliceChannel {
+        num_outputs: n as usize,
+        axis: a.int_or("axis", 1)?,
+        squeeze_axis: a.bool_or("squeeze_axis", false)?,
+    }))
+}
+
+pub fn swapaxis_op(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(SwapAxis { dim1: a.int_or("dim1", 0)?, dim2: a.int_or("dim2", 0)? }))
+}
+
+pub fn tile_op(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(Tile { reps: sizes("tile", "reps", &required_tuple(a, "reps")?)? }))
+}
+
+pub fn repeat_op(a: &Attrs) -> Result<OpRef> {
+    let r = a.int_or("repeats", -1)?;
+    if r < 0 {
+        return Err(Error::Value(format!("repeat: repeats must be given and >= 0, got {r}")));
+    }
+    let axis = a.tuple("axis")?.and_then(|t| t.first().copied());
+    Ok(Arc::new(Repeat { repeats: r as usize, axis }))
+}
+
+pub fn reverse_op(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(Reverse { axis: required_tuple(a, "axis")? }))
+}
