@@ -8,6 +8,7 @@
 
 pub mod attrs;
 pub mod binary;
+pub mod conv;
 pub mod grad;
 pub mod indexing;
 pub mod matmul;

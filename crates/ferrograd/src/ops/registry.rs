@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::binary::{Binary, BinaryKind, Scalar};
+use super::conv::convolution::{conv_backward_op, convolution_op, deconvolution_op};
 use super::indexing::{gather_nd_op, scatter_nd_op, take_grad_op, take_op};
 use super::matmul::Dot;
 use super::reduce::{ArgReduce, Reduce, ReduceKind};
@@ -225,6 +226,15 @@ macro_rules! args_of {
     (scatter_nd_op) => {
         &["data", "indices"]
     };
+    (convolution_op) => {
+        &["data", "weight", "bias?"]
+    };
+    (deconvolution_op) => {
+        &["data", "weight", "bias?"]
+    };
+    (conv_backward_op) => {
+        &["ograd", "data", "weight"]
+    };
     ($other:ident) => {
         &["data"]
     };
@@ -370,6 +380,9 @@ entries! {
     "gather_nd" [] () => gather_nd_op, "Elements or slices of data at index tuples indices[:, i] (shape (M, ...)).";
     "scatter_nd" [] ("shape") => scatter_nd_op, "Zeros of shape with data written at index tuples indices[:, i].";
     "_backward_gather_nd" [] ("shape") => scatter_nd_op, "Zeros of shape with data added at index tuples (gather_nd gradient).";
+    "Convolution" [] ("kernel", "stride", "dilate", "pad", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => convolution_op, "1-D/2-D/3-D convolution (NCW/NCHW/NCDHW) with stride, dilate, pad, num_group; weight (num_filter, C/num_group, kernel...).";
+    "_backward_Convolution" [] ("kernel", "stride", "dilate", "pad", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => conv_backward_op, "Fused Convolution gradient: (data_grad, weight_grad[, bias_grad]) from (ograd, data, weight).";
+    "Deconvolution" [] ("kernel", "stride", "dilate", "pad", "adj", "target_shape", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => deconvolution_op, "Transposed convolution; weight (C, num_filter/num_group, kernel...); output s*(in-1)+d*(k-1)+1-2*pad+adj, or target_shape.";
 }
 
 /// Looks an op up by name or alias.

@@ -4,6 +4,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod conv_cases;
 mod errors;
 mod forward_elem;
 mod forward_indexing;
@@ -37,11 +38,12 @@ family_tests! {
     forward_matmul, grad_matmul => "matmul";
     forward_shape, grad_shape => "shape";
     forward_indexing, grad_indexing => "indexing";
+    forward_conv, grad_conv => "conv";
 }
 
 #[test]
 fn every_family_has_tests() {
     // The macro above instantiates exactly these families.
-    let tested = ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing"];
+    let tested = ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "conv"];
     assert_eq!(table::FAMILIES, tested);
 }

@@ -4,7 +4,9 @@
 //! without a line here fails `registry::every_op_has_test_cases`.
 
 use crate::common::*;
-use crate::{forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs, grad as gr};
+use crate::{
+    conv_cases as cc, forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs, grad as gr,
+};
 
 pub type CaseFn = fn(&'static str);
 
@@ -20,7 +22,7 @@ pub struct Case {
 }
 
 pub const NONDIFF: Option<CaseFn> = None;
-pub const FAMILIES: &[&str] = &["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing"];
+pub const FAMILIES: &[&str] = &["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "conv"];
 
 fn none() -> Params {
     vec![]
@@ -45,6 +47,9 @@ fn slice_p() -> Params {
 }
 fn take_grad_p() -> Params {
     vec![("shape", tuple(&[3, 2]))]
+}
+fn conv_p() -> Params {
+    vec![("kernel", tuple(&[3, 3])), ("num_filter", int(2))]
 }
 fn scatter_p() -> Params {
     vec![("shape", tuple(&[3, 2]))]
@@ -189,6 +194,9 @@ table! {
     "gather_nd" => indexing, none, fi::gather_nd, Some(fi::gather_nd_grad);
     "scatter_nd" => indexing, scatter_p, fi::scatter_nd, Some(fi::scatter_nd_grad);
     "_backward_gather_nd" => indexing, scatter_p, fi::scatter_nd, Some(fi::scatter_nd_grad);
+    "Convolution" => conv, conv_p, cc::convolution, Some(cc::convolution_grad);
+    "_backward_Convolution" => conv, conv_p, cc::conv_backward, Some(cc::conv_backward_grad);
+    "Deconvolution" => conv, conv_p, cc::deconvolution, Some(cc::deconvolution_grad);
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.

@@ -1,0 +1,361 @@
+//! Convolution and pooling kernels over contiguous NC(D)(H)W buffers.
+//!
+//! Every spatial problem is normalised to three spatial axes (1-D and 2-D problems get leading
+//! axes of size 1), so one im2col/col2im pair and one pooling loop serve 1-D, 2-D and 3-D.
+//! Convolutions are im2col + GEMM per image; the batch is split into chunks whose size depends
+//! only on the problem (never on the thread count), processed in parallel through [`par`], and
+//! per-chunk weight/bias gradient partials are summed in chunk order, so results are bitwise
+//! identical for any number of threads.
+
+use crate::element::Element;
+use crate::matmul::{gemm, GemmElement};
+use crate::par::{self, Cost};
+
+/// Spatial geometry of one convolution or pooling window problem (three spatial axes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geom {
+    /// Channels of the (image-side) input.
+    pub c: usize,
+    pub inp: [usize; 3],
+    pub out: [usize; 3],
+    pub k: [usize; 3],
+    pub s: [usize; 3],
+    pub p: [usize; 3],
+    pub d: [usize; 3],
+}
+
+impl Geom {
+    pub fn in_plane(&self) -> usize {
+        self.inp.iter().product()
+    }
+    pub fn out_plane(&self) -> usize {
+        self.out.iter().product()
+    }
+    pub fn ksize(&self) -> usize {
+        self.k.iter().product()
+    }
+    /// im2col is the identity (1x1 kernel, stride 1, no padding).
+    fn trivial(&self) -> bool {
+        self.k == [1, 1, 1] && self.s == [1, 1, 1] && self.p == [0, 0, 0]
+    }
+}
+
+/// Output positions `o` in `[lo, hi)` with `0 <= o*s + off < n_in`.
+#[inline]
+fn valid_range(n_out: usize, s: usize, off: isize, n_in: usize) -> (usize, usize) {
+    let s = s as isize;
+    let lo = if off >= 0 { 0 } else { ((-off) + s - 1) / s };
+    let lim = n_in as isize - off;
+    let hi = if lim <= 0 { 0 } else { (lim + s - 1) / s };
+    let hi = (hi as usize).min(n_out);
+    ((lo as usize).min(hi), hi)
+}
+
+/// Runs `$body` for every im2col row, in the shared row order: channel, then kernel d, h, w.
+macro_rules! for_rows {
+    ($g:expr, |$row:ident, $c:ident, $kd:ident, $kh:ident, $kw:ident| $body:block) => {{
+        let mut $row = 0usize;
+        for $c in 0..$g.c {
+            for $kd in 0..$g.k[0] {
+                for $kh in 0..$g.k[1] {
+                    for $kw in 0..$g.k[2] {
+                        $body
+                        $row += 1;
+                    }
+                }
+            }
+        }
+    }};
+}
+
+/// `col[(c,kd,kh,kw), (od,oh,ow)] = x[c, od*s+kd*d-p, ...]` (zero outside the input).
+pub fn im2col<T: Element>(x: &[T], g: &Geom, col: &mut [T]) {
+    let (plane, pout) = (g.in_plane(), g.out_plane());
+    let [id, ih, iw] = g.inp;
+    let [od, oh, ow] = g.out;
+    for_rows!(g, |row, c, kd, kh, kw| {
+        let xc = &x[c * plane..(c + 1) * plane];
+        let dst = &mut col[row * pout..(row + 1) * pout];
+        let off_w = (kw * g.d[2]) as isize - g.p[2] as isize;
+        let (lo, hi) = valid_range(ow, g.s[2], off_w, iw);
+        for zo in 0..od {
+            let z = (zo * g.s[0] + kd * g.d[0]) as isize - g.p[0] as isize;
+            for yo in 0..oh {
+                let seg = &mut dst[(zo * oh + yo) * ow..(zo * oh + yo + 1) * ow];
+                let y = (yo * g.s[1] + kh * g.d[1]) as isize - g.p[1] as isize;
+                if z < 0 || z >= id as isize || y < 0 || y >= ih as isize || lo >= hi {
+                    seg.fill(T::zero());
+                    continue;
+                }
+                let src = &xc[(z as usize * ih + y as usize) * iw..][..iw];
+                seg[..lo].fill(T::zero());
+                seg[hi..].fill(T::zero());
+                if g.s[2] == 1 {
+                    let start = (lo as isize + off_w) as usize;
+                    seg[lo..hi].copy_from_slice(&src[start..start + (hi - lo)]);
+                } else {
+                    for (o, v) in seg[lo..hi].iter_mut().enumerate() {
+                        *v = src[(((lo + o) * g.s[2]) as isize + off_w) as usize];
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// The adjoint of [`im2col`]: `x[c, ...] += col[(c,k), o]` over every window position.
+pub fn col2im<T: Element + std::ops::AddAssign>(col: &[T], g: &Geom, x: &mut [T]) {
+    let (plane, pout) = (g.in_plane(), g.out_plane());
+    let [id, ih, iw] = g.inp;
+    let [od, oh, ow] = g.out;
+    for_rows!(g, |row, c, kd, kh, kw| {
+        let xc = &mut x[c * plane..(c + 1) * plane];
+        let srcrow = &col[row * pout..(row + 1) * pout];
+        let off_w = (kw * g.d[2]) as isize - g.p[2] as isize;
+        let (lo, hi) = valid_range(ow, g.s[2], off_w, iw);
+        if lo < hi {
+            for zo in 0..od {
+                let z = (zo * g.s[0] + kd * g.d[0]) as isize - g.p[0] as isize;
+                if z < 0 || z >= id as isize {
+                    continue;
+                }
+                for yo in 0..oh {
+                    let y = (yo * g.s[1] + kh * g.d[1]) as isize - g.p[1] as isize;
+                    if y < 0 || y >= ih as isize {
+                        continue;
+                    }
+                    let seg = &srcrow[(zo * oh + yo) * ow..(zo * oh + yo + 1) * ow];
+                    let dst = &mut xc[(z as usize * ih + y as usize) * iw..][..iw];
+                    if g.s[2] == 1 {
+                        let start = (lo as isize + off_w) as usize;
+                        for (d, &v) in dst[start..start + (hi - lo)].iter_mut().zip(&seg[lo..hi]) {
+                            *d += v;
+                        }
+                    } else {
+                        for (o, &v) in seg[lo..hi].iter().enumerate() {
+                            dst[(((lo + o) * g.s[2]) as isize + off_w) as usize] += v;
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Shape of a grouped convolution: `f` filters, `groups` groups, geometry `g` (g.c = all input
+/// channels). Weight is `(f, g.c/groups, k...)`, contiguous.
+#[derive(Clone, Copy, Debug)]
+pub struct ConvShape {
+    pub n: usize,
+    pub f: usize,
+    pub groups: usize,
+    pub g: Geom,
+}
+
+impl ConvShape {
+    fn cg_k(&self) -> usize {
+        self.g.c / self.groups * self.g.ksize()
+    }
+    fn fg(&self) -> usize {
+        self.f / self.groups
+    }
+    /// Multiply-adds per image of one GEMM pass.
+    fn work(&self) -> usize {
+        (self.f * self.cg_k() * self.g.out_plane()).max(1)
+    }
+    /// Images per task: fixed by the problem size only.
+    fn chunk_images(&self) -> usize {
+        ((1usize << 22) / self.work()).clamp(1, self.n.max(1))
+    }
+}
+
+/// Forward convolution: `y (n, f, out...) = conv(x (n, c, in...), w) (+ bias)`.
+pub fn conv_forward<T: GemmElement + std::ops::AddAssign>(
+    s: &ConvShape,
+    x: &[T],
+    w: &[T],
+    bias: Option<&[T]>,
+    y: &mut [T],
+) {
+    let (xin, yout) = (s.g.c * s.g.in_plane(), s.f * s.g.out_plane());
+    if s.n == 0 || yout == 0 {
+        return;
+    }
+    let ci = s.chunk_images();
+    let mut items: Vec<(&[T], &mut [T])> = x.chunks(ci * xin).zip(y.chunks_mut(ci * yout)).collect();
+    par::for_each_chunk_weighted(&mut items, s.work() * ci, Cost::Heavy, |_, part| {
+        let mut col = Vec::new();
+        for (xs, ys) in part.iter_mut() {
+            for (xi, yi) in xs.chunks(xin).zip(ys.chunks_mut(yout)) {
+                forward_image(s, xi, w, bias, yi, &mut col);
+            }
+        }
+    });
+}
+
+fn forward_image<T: GemmElement>(s: &ConvShape, x: &[T], w: &[T], bias: Option<&[T]>, y: &mut [T], col: &mut Vec<T>) {
+    let (p, ck, fg) = (s.g.out_plane(), s.cg_k(), s.fg());
+    let cols: &[T] = if s.g.trivial() {
+        x
+    } else {
+        col.resize(s.g.c * s.g.ksize() * p, T::zero());
+        im2col(x, &s.g, col);
+        col
+    };
+    if let Some(b) = bias {
+        for (row, &bv) in y.chunks_mut(p).zip(b) {
+            row.fill(bv);
+        }
+    }
+    for gi in 0..s.groups {
+        gemm(
+            fg,
+            p,
+            ck,
+            w,
+            (gi * fg * ck, ck as isize, 1),
+            cols,
+            (gi * ck * p, p as isize, 1),
+            &mut y[gi * fg * p..(gi + 1) * fg * p],
+            bias.is_some(),
+        );
+    }
+}
+
+/// Backward of [`conv_forward`]: `dx` (overwritten) from `dy` and `w`; `dw` and `db`
+/// (overwritten) from `dy` and `x` (`x` is required when `dw` is wanted).
+#[allow(clippy::too_many_arguments)]
+pub fn conv_backward<T: GemmElement + std::ops::AddAssign>(
+    s: &ConvShape,
+    dy: &[T],
+    x: Option<&[T]>,
+    w: &[T],
+    dx: Option<&mut [T]>,
+    dw: Option<&mut [T]>,
+    db: Option<&mut [T]>,
+) {
+    let (xin, yout) = (s.g.c * s.g.in_plane(), s.f * s.g.out_plane());
+    let (wlen, blen) = (s.f * s.cg_k(), if db.is_some() { s.f } else { 0 });
+    let plen = if dw.is_some() { wlen } else { 0 } + blen;
+    let ci = s.chunk_images();
+    let n_chunks = s.n.div_ceil(ci);
+    let mut dx_parts: Vec<Option<&mut [T]>> = match dx {
+        Some(d) => d.chunks_mut(ci * xin).map(Some).collect(),
+        None => (0..n_chunks).map(|_| None).collect(),
+    };
+    dx_parts.resize_with(n_chunks, || None);
+    let mut items: Vec<(usize, Option<&mut [T]>, Vec<T>)> =
+        dx_parts.into_iter().enumerate().map(|(i, d)| (i, d, vec![T::zero(); plen])).collect();
+    let want_dw = plen > blen;
+    if yout != 0 && xin != 0 {
+        par::for_each_chunk_weighted(&mut items, 2 * s.work() * ci, Cost::Heavy, |_, part| {
+            let (mut col, mut dcol) = (Vec::new(), Vec::new());
+            for (ci_idx, dxs, partial) in part.iter_mut() {
+                let first = *ci_idx * ci;
+                let last = (first + ci).min(s.n);
+                if let Some(d) = dxs.as_deref_mut() {
+                    d.fill(T::zero());
+                }
+                for img in first..last {
+                    let dyi = &dy[img * yout..(img + 1) * yout];
+                    let dxi = dxs.as_deref_mut().map(|d| &mut d[(img - first) * xin..(img - first + 1) * xin]);
+                    let xi = x.map(|x| &x[img * xin..(img + 1) * xin]);
+                    backward_image(s, dyi, xi, w, dxi, partial, want_dw, blen > 0, &mut col, &mut dcol);
+                }
+            }
+        });
+    } else {
+        for (_, d, _) in items.iter_mut() {
+            if let Some(d) = d.as_deref_mut() {
+                d.fill(T::zero());
+            }
+        }
+    }
+    let mut total = vec![T::zero(); plen];
+    for (_, _, p) in &items {
+        for (t, &v) in total.iter_mut().zip(p) {
+            *t += v;
+        }
+    }
+    if let Some(dw) = dw {
+        dw.copy_from_slice(&total[..wlen]);
+    }
+    if let Some(db) = db {
+        db.copy_from_slice(&total[plen - blen..]);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn backward_image<T: GemmElement + std::ops::AddAssign>(
+    s: &ConvShape,
+    dy: &[T],
+    x: Option<&[T]>,
+    w: &[T],
+    dx: Option<&mut [T]>,
+    partial: &mut [T],
+    want_dw: bool,
+    want_db: bool,
+    col: &mut Vec<T>,
+    dcol: &mut Vec<T>,
+) {
+    let (p, ck, fg) = (s.g.out_plane(), s.cg_k(), s.fg());
+    let rows = s.g.c * s.g.ksize();
+    let trivial = s.g.trivial();
+    if let Some(dx) = dx {
+        // dcol = Wᵀ·dy per group, scattered back into dx (written straight for 1x1 kernels).
+        if !trivial {
+            dcol.resize(rows * p, T::zero());
+        }
+        let target: &mut [T] = if trivial { &mut *dx } else { &mut dcol[..] };
+        for gi in 0..s.groups {
+            gemm(
+                ck,
+                p,
+                fg,
+                w,
+                (gi * fg * ck, 1, ck as isize),
+                dy,
+                (gi * fg * p, p as isize, 1),
+                &mut target[gi * ck * p..(gi + 1) * ck * p],
+                false,
+            );
+        }
+        if !trivial {
+            col2im(dcol, &s.g, dx);
+        }
+    }
+    if want_dw {
+        if let Some(x) = x {
+            let cols: &[T] = if trivial {
+                x
+            } else {
+                col.resize(rows * p, T::zero());
+                im2col(x, &s.g, col);
+                col
+            };
+            for gi in 0..s.groups {
+                gemm(
+                    fg,
+                    ck,
+                    p,
+                    dy,
+                    (gi * fg * p, p as isize, 1),
+                    cols,
+                    (gi * ck * p, 1, p as isize),
+                    &mut partial[gi * fg * ck..(gi + 1) * fg * ck],
+                    true,
+                );
+            }
+        }
+    }
+    if want_db {
+        let off = if want_dw { s.f * ck } else { 0 };
+        for (f, row) in dy.chunks(p).enumerate().take(s.f) {
+            let mut acc = T::zero();
+            for &v in row {
+                acc += v;
+            }
+            partial[off + f] += acc;
+        }
+    }
+}
