@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::binary::{Binary, BinaryKind, Scalar};
 use super::conv::convolution::{conv_backward_op, convolution_op, deconvolution_op};
+use super::conv::pooling::{pool_backward_op, pool_max_gather_op, pooling_op};
 use super::indexing::{gather_nd_op, scatter_nd_op, take_grad_op, take_op};
 use super::matmul::Dot;
 use super::reduce::{ArgReduce, Reduce, ReduceKind};
@@ -232,6 +233,12 @@ macro_rules! args_of {
     (deconvolution_op) => {
         &["data", "weight", "bias?"]
     };
+    (pool_backward_op) => {
+        &["ograd", "data"]
+    };
+    (pool_max_gather_op) => {
+        &["head", "data"]
+    };
     (conv_backward_op) => {
         &["ograd", "data", "weight"]
     };
@@ -382,6 +389,9 @@ entries! {
     "_backward_gather_nd" [] ("shape") => scatter_nd_op, "Zeros of shape with data added at index tuples (gather_nd gradient).";
     "Convolution" [] ("kernel", "stride", "dilate", "pad", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => convolution_op, "1-D/2-D/3-D convolution (NCW/NCHW/NCDHW) with stride, dilate, pad, num_group; weight (num_filter, C/num_group, kernel...).";
     "_backward_Convolution" [] ("kernel", "stride", "dilate", "pad", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => conv_backward_op, "Fused Convolution gradient: (data_grad, weight_grad[, bias_grad]) from (ograd, data, weight).";
+    "Pooling" [] ("kernel", "pool_type", "global_pool", "stride", "pad", "pooling_convention", "count_include_pad", "p_value", "layout", "cudnn_off") => pooling_op, "Max/avg/sum/lp pooling over 1-D/2-D/3-D windows (global_pool, pooling_convention valid/full, count_include_pad).";
+    "_backward_Pooling" [] ("kernel", "pool_type", "global_pool", "stride", "pad", "pooling_convention", "count_include_pad", "p_value", "layout", "cudnn_off") => pool_backward_op, "Data gradient of max/avg/sum Pooling from (ograd, data).";
+    "_pooling_max_gather" [] ("kernel", "pool_type", "global_pool", "stride", "pad", "pooling_convention", "count_include_pad", "p_value", "layout", "cudnn_off") => pool_max_gather_op, "For each max-pooling window of data, head at the window's first maximum (gradient helper).";
     "Deconvolution" [] ("kernel", "stride", "dilate", "pad", "adj", "target_shape", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => deconvolution_op, "Transposed convolution; weight (C, num_filter/num_group, kernel...); output s*(in-1)+d*(k-1)+1-2*pad+adj, or target_shape.";
 }
 

@@ -5,7 +5,8 @@
 
 use crate::common::*;
 use crate::{
-    conv_cases as cc, forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs, grad as gr,
+    conv_cases as cc, forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs,
+    grad as gr, pool_cases as pc,
 };
 
 pub type CaseFn = fn(&'static str);
@@ -50,6 +51,9 @@ fn take_grad_p() -> Params {
 }
 fn conv_p() -> Params {
     vec![("kernel", tuple(&[3, 3])), ("num_filter", int(2))]
+}
+fn pool_p() -> Params {
+    vec![("kernel", tuple(&[2, 2])), ("pool_type", string("max"))]
 }
 fn scatter_p() -> Params {
     vec![("shape", tuple(&[3, 2]))]
@@ -196,6 +200,9 @@ table! {
     "_backward_gather_nd" => indexing, scatter_p, fi::scatter_nd, Some(fi::scatter_nd_grad);
     "Convolution" => conv, conv_p, cc::convolution, Some(cc::convolution_grad);
     "_backward_Convolution" => conv, conv_p, cc::conv_backward, Some(cc::conv_backward_grad);
+    "Pooling" => conv, pool_p, pc::pooling, Some(pc::pooling_grad);
+    "_backward_Pooling" => conv, pool_p, pc::pool_backward, Some(pc::pool_backward_grad);
+    "_pooling_max_gather" => conv, pool_p, pc::max_gather, Some(pc::max_gather_grad);
     "Deconvolution" => conv, conv_p, cc::deconvolution, Some(cc::deconvolution_grad);
 }
 
