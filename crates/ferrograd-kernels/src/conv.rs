@@ -545,3 +545,51 @@ pub fn pool_max_gather<T: PoolFloat>(g: &Geom, h: &[T], x: &[T], y: &mut [T]) {
         }
     });
 }
+
+/// Normalisation statistics of `x` viewed as `(outer, mid, inner)`: when `per_mid`, one
+/// (mean, biased variance) per `mid` index over (outer, inner) (BatchNorm); otherwise one per
+/// (outer, inner) pair over `mid` (LayerNorm, InstanceNorm), in row-major (outer, inner) order.
+/// Accumulated in f64, two passes; parallel over the statistics.
+pub fn norm_stats<T: Element>(x: &[T], outer: usize, mid: usize, inner: usize, per_mid: bool) -> Vec<(f64, f64)> {
+    let total = outer * mid * inner;
+    if per_mid {
+        par::map_tasks(mid, total, Cost::Read, |m| {
+            let n = (outer * inner).max(1) as f64;
+            let seg = |o: usize| &x[(o * mid + m) * inner..(o * mid + m + 1) * inner];
+            let mean = (0..outer).map(|o| seg(o).iter().map(|v| v.to_f64()).sum::<f64>()).sum::<f64>() / n;
+            let var = (0..outer)
+                .map(|o| seg(o).iter().map(|v| (v.to_f64() - mean) * (v.to_f64() - mean)).sum::<f64>())
+                .sum::<f64>()
+                / n;
+            (mean, var)
+        })
+    } else {
+        par::map_tasks(outer * inner, total, Cost::Read, |r| {
+            let (o, i) = (r / inner.max(1), r % inner.max(1));
+            let at = |m: usize| x[(o * mid + m) * inner + i].to_f64();
+            let n = mid.max(1) as f64;
+            let mean = (0..mid).map(at).sum::<f64>() / n;
+            let var = (0..mid).map(|m| (at(m) - mean) * (at(m) - mean)).sum::<f64>() / n;
+            (mean, var)
+        })
+    }
+}
+
+/// `y = x·a + b` with `a`, `b` given per `mid` index of the `(outer, mid, inner)` view
+/// (BatchNorm's per-channel affine after folding mean and inverse std in).
+pub fn channel_affine<T: PoolFloat>(x: &[T], inner: usize, mid: usize, a: &[T], b: &[T], y: &mut [T]) {
+    let inner = inner.max(1);
+    par::for_each_chunk(y, Cost::Light, |start, ys| {
+        let mut i = 0;
+        while i < ys.len() {
+            let pos = start + i;
+            let m = (pos / inner) % mid.max(1);
+            let run = (inner - pos % inner).min(ys.len() - i);
+            let (av, bv) = (a[m], b[m]);
+            for (yv, &xv) in ys[i..i + run].iter_mut().zip(&x[pos..pos + run]) {
+                *yv = xv * av + bv;
+            }
+            i += run;
+        }
+    });
+}

@@ -12,6 +12,7 @@ mod forward_reduce;
 mod forward_shape;
 mod grad;
 mod gradcheck;
+mod norm_cases;
 mod pool_cases;
 mod registry;
 mod table;

@@ -6,7 +6,7 @@
 use crate::common::*;
 use crate::{
     conv_cases as cc, forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs,
-    grad as gr, pool_cases as pc,
+    grad as gr, norm_cases as nc, pool_cases as pc,
 };
 
 pub type CaseFn = fn(&'static str);
@@ -203,6 +203,7 @@ table! {
     "Pooling" => conv, pool_p, pc::pooling, Some(pc::pooling_grad);
     "_backward_Pooling" => conv, pool_p, pc::pool_backward, Some(pc::pool_backward_grad);
     "_pooling_max_gather" => conv, pool_p, pc::max_gather, Some(pc::max_gather_grad);
+    "BatchNorm" => conv, none, nc::batch_norm, Some(nc::batch_norm_grad);
     "Deconvolution" => conv, conv_p, cc::deconvolution, Some(cc::deconvolution_grad);
 }
 

@@ -5,6 +5,7 @@
 //! kernels' three-axis [`Geom`], and contiguous typed access to input buffers.
 
 pub mod convolution;
+pub mod norm;
 pub mod pooling;
 
 use std::ops::Range;

@@ -1,0 +1,295 @@
+//! Normalisation layers: `BatchNorm`, `LayerNorm`, `InstanceNorm`.
+//!
+//! Forward kernels compute the statistics in f64 (two passes) and write the normalised output in
+//! one pass. The gradient rules are composite (broadcast arithmetic and sums), written with
+//! registered ops, and include the gradient through the statistics outputs, so they are
+//! differentiable again:
+//! `dx = istd·(g - t·(mean(g) + x̂·mean(g·x̂))) + t·(g_mean + c·(x - mean))/m` with `g = gy·gamma`,
+//! `t` = 1 when batch statistics were used, and `c` the derivative factor of the variance-like
+//! output.
+
+use std::sync::Arc;
+
+use ferrograd_kernels::conv::{channel_affine, norm_stats};
+
+use super::{check_float, Contig};
+use crate::dtype::DType;
+use crate::error::{fmt_shape, Error, Result};
+use crate::ndarray::view::normalize_axis;
+use crate::ndarray::{Meta, NDArray};
+use crate::ops::attrs::fmt_float;
+use crate::ops::unary::UnaryKind;
+use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
+
+macro_rules! float_kernel {
+    ($op:expr, $dt:expr, $T:ident => $body:expr) => {
+        match $dt {
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            other => Err(Error::DType(format!("{}: unsupported dtype {other}", $op))),
+        }
+    };
+}
+
+fn check_param(op: &str, name: &str, got: &[usize], n: usize, data: &[usize]) -> Result<()> {
+    if got != [n] {
+        return Err(Error::Shape(format!(
+            "{op}: {name} has shape {}, expected ({n},) for data of shape {}",
+            fmt_shape(got),
+            fmt_shape(data)
+        )));
+    }
+    Ok(())
+}
+
+fn write_vec<T: crate::dtype::DTypeElem + ferrograd_kernels::Element>(out: &mut NDArray, v: &[f64]) -> Result<()> {
+    out.write_out::<T, _>(|o| o.iter_mut().zip(v).for_each(|(d, &s)| *d = T::from_f64(s)))
+}
+
+/// Inputs of a composite normalisation rule.
+struct NormGrad {
+    x: Val,
+    gy: Val,
+    gamma: Option<Val>,
+    /// Statistics, broadcastable to x.
+    mean: Val,
+    istd: Val,
+    /// 0/1 flag (broadcastable): whether the statistics depend on x.
+    t: Option<Val>,
+    /// Heads of the mean output and of the variance-like output, and the factor turning the
+    /// latter into `d(stat)/dx = factor·(x - mean)/m`.
+    g_mean: Val,
+    g_stat: Val,
+    /// `None` multiplies by 1.
+    stat_factor: Option<Val>,
+    stat_scale: f64,
+    red: Vec<i64>,
+    gamma_shape: Vec<usize>,
+    m: f64,
+}
+
+/// (dx, dgamma, dbeta) of a normalisation (see the module doc).
+fn norm_grad(g: &mut Grad<'_>, a: NormGrad) -> Result<(Val, Option<Val>, Val)> {
+    let inv_m = 1.0 / a.m.max(1.0);
+    let xc = g.sub(a.x, a.mean)?;
+    let xhat = g.mul(xc, a.istd)?;
+    let gg = match a.gamma {
+        Some(gm) => {
+            let gb = g.reshape(gm, &a.gamma_shape)?;
+            g.mul(a.gy, gb)?
+        }
+        None => a.gy,
+    };
+    let s1 = g.sum_axes(gg, a.red.clone(), true)?;
+    let ggx = g.mul(gg, xhat)?;
+    let s2 = g.sum_axes(ggx, a.red.clone(), true)?;
+    let t2 = g.mul(xhat, s2)?;
+    let inner = g.add(s1, t2)?;
+    let mut inner = g.mul_scalar(inner, inv_m)?;
+    if let Some(t) = a.t {
+        inner = g.mul(inner, t)?;
+    }
+    let d = g.sub(gg, inner)?;
+    let dx0 = g.mul(d, a.istd)?;
+    // Through the statistics outputs.
+    let sv = match a.stat_factor {
+        Some(f) => g.mul(a.g_stat, f)?,
+        None => a.g_stat,
+    };
+    let sv = g.mul_scalar(sv, a.stat_scale)?;
+    let sv = g.mul(sv, xc)?;
+    let extra = g.add(sv, a.g_mean)?;
+    let mut extra = g.mul_scalar(extra, inv_m)?;
+    if let Some(t) = a.t {
+        extra = g.mul(extra, t)?;
+    }
+    let dx = g.add(dx0, extra)?;
+    let dgamma = match a.gamma {
+        Some(_) => {
+            let p = g.mul(a.gy, xhat)?;
+            Some(g.sum_axes(p, a.red.clone(), false)?)
+        }
+        None => None,
+    };
+    let dbeta = g.sum_axes(a.gy, a.red, false)?;
+    Ok((dx, dgamma, dbeta))
+}
+
+/// MXNet `BatchNorm`.
+///
+/// Outputs: `out`, then the statistics used (`mean`, `var`: the batch mean and biased batch
+/// variance in training, the moving statistics otherwise; visible with `output_mean_var=True`),
+/// then a hidden 0/1 flag telling the gradient rule which case ran.
+///
+/// **Moving statistics** are updated in place during the *forward* pass when training
+/// (`autograd.is_training()` / `is_train=True`) and `use_global_stats=False`:
+/// `moving = moving·momentum + batch·(1 - momentum)` (batch variance biased). In prediction, or
+/// with `use_global_stats=True`, they are read only. With `fix_gamma=True` (the default) gamma is
+/// treated as 1 and receives a zero gradient.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchNorm {
+    pub eps: f64,
+    pub momentum: f64,
+    pub fix_gamma: bool,
+    pub use_global_stats: bool,
+    pub output_mean_var: bool,
+    pub axis: i64,
+}
+
+impl BatchNorm {
+    fn dims(&self, shape: &[usize]) -> Result<(usize, usize, usize, usize)> {
+        if shape.is_empty() {
+            return Err(Error::Shape(format!(
+                "BatchNorm: data must have at least 1 axis, got shape {}",
+                fmt_shape(shape)
+            )));
+        }
+        let ax = normalize_axis("BatchNorm", self.axis, shape.len())?;
+        Ok((ax, shape[..ax].iter().product(), shape[ax], shape[ax + 1..].iter().product()))
+    }
+}
+
+impl Op for BatchNorm {
+    fn name(&self) -> &'static str {
+        "BatchNorm"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["data", "gamma", "beta"]
+    }
+    fn aux_names(&self) -> &'static [&'static str] {
+        &["moving_mean", "moving_var"]
+    }
+    fn num_outputs(&self) -> usize {
+        4
+    }
+    fn num_visible_outputs(&self) -> usize {
+        if self.output_mean_var {
+            3
+        } else {
+            1
+        }
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![("eps", fmt_float(self.eps)), ("momentum", fmt_float(self.momentum))];
+        v.push(("fix_gamma", if self.fix_gamma { "True" } else { "False" }.into()));
+        if self.use_global_stats {
+            v.push(("use_global_stats", "True".into()));
+        }
+        if self.output_mean_var {
+            v.push(("output_mean_var", "True".into()));
+        }
+        if self.axis != 1 {
+            v.push(("axis", self.axis.to_string()));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let names = ["data", "gamma", "beta", "moving_mean", "moving_var"];
+        let dt = check_float(self.name(), &names, inputs)?;
+        let (_, _, c, _) = self.dims(&inputs[0].shape)?;
+        for (m, n) in inputs.iter().zip(names).skip(1) {
+            check_param(self.name(), n, &m.shape, c, &inputs[0].shape)?;
+        }
+        Ok(vec![Meta::new(&inputs[0].shape, dt), Meta::new(&[c], dt), Meta::new(&[c], dt), Meta::new(&[1], dt)])
+    }
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let (_, outer, c, inner) = self.dims(inputs[0].shape())?;
+        let train = ctx.is_train && !self.use_global_stats;
+        let x = Contig::new(&inputs[0]);
+        let dt = inputs[0].dtype();
+        let (gamma, beta) = (inputs[1].to_f64_vec(), inputs[2].to_f64_vec());
+        let stats: Vec<(f64, f64)> = if train {
+            float_kernel!(self.name(), dt, T => Ok(norm_stats::<T>(x.get(), outer, c, inner, true)))?
+        } else {
+            inputs[3].to_f64_vec().into_iter().zip(inputs[4].to_f64_vec()).collect()
+        };
+        let a: Vec<f64> = stats
+            .iter()
+            .zip(&gamma)
+            .map(|(&(_, v), &gm)| if self.fix_gamma { 1.0 } else { gm } / (v + self.eps).sqrt())
+            .collect();
+        let b: Vec<f64> = stats.iter().zip(&a).zip(&beta).map(|((&(mu, _), &av), &bt)| bt - mu * av).collect();
+        let means: Vec<f64> = stats.iter().map(|s| s.0).collect();
+        let vars: Vec<f64> = stats.iter().map(|s| s.1).collect();
+        float_kernel!(self.name(), dt, T => {
+            let (av, bv): (Vec<T>, Vec<T>) = (a.iter().map(|&v| v as T).collect(), b.iter().map(|&v| v as T).collect());
+            outputs[0].write_out::<T, _>(|y| channel_affine(x.get(), inner, c, &av, &bv, y))?;
+            write_vec::<T>(&mut outputs[1], &means)?;
+            write_vec::<T>(&mut outputs[2], &vars)?;
+            write_vec::<T>(&mut outputs[3], &[if train { 1.0 } else { 0.0 }])?;
+            if train {
+                let mom = self.momentum;
+                for (k, batch) in [(3, &means), (4, &vars)] {
+                    let mut h = inputs[k].clone();
+                    h.write(|buf, l| {
+                        if let Some(s) = buf.slice_mut::<T>() {
+                            for (i, &bs) in batch.iter().enumerate() {
+                                let pos = (l.offset as isize + i as isize * l.strides.first().copied().unwrap_or(0)) as usize;
+                                if let Some(e) = s.get_mut(pos) {
+                                    *e = (*e as f64 * mom + bs * (1.0 - mom)) as T;
+                                }
+                            }
+                        }
+                    });
+                }
+            }
+            Ok(())
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::InputsAndOutputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        let shape = g.shape(inputs[0]);
+        let (ax, outer, c, inner) = self.dims(&shape)?;
+        let mut bshape = vec![1; shape.len()];
+        bshape[ax] = c;
+        let red: Vec<i64> = (0..shape.len() as i64).filter(|&d| d != ax as i64).collect();
+        let mean = g.reshape(outputs[1], &bshape)?;
+        let var = g.reshape(outputs[2], &bshape)?;
+        let ve = g.add_scalar(var, self.eps)?;
+        let istd = g.unary(UnaryKind::Rsqrt, ve)?;
+        let g_mean = g.reshape(out_grads[1], &bshape)?;
+        let g_var = g.reshape(out_grads[2], &bshape)?;
+        let (dx, dgamma, dbeta) = norm_grad(
+            g,
+            NormGrad {
+                x: inputs[0],
+                gy: out_grads[0],
+                gamma: (!self.fix_gamma).then_some(inputs[1]),
+                mean,
+                istd,
+                t: Some(outputs[3]),
+                g_mean,
+                g_stat: g_var,
+                stat_factor: None,
+                stat_scale: 2.0,
+                red,
+                gamma_shape: bshape,
+                m: (outer * inner) as f64,
+            },
+        )?;
+        Ok(vec![Some(dx), dgamma, Some(dbeta), None, None])
+    }
+}
+
+pub fn batch_norm_op(a: &Attrs) -> Result<OpRef> {
+    let eps = a.f64_or("eps", 1e-3)?;
+    if eps <= 0.0 {
+        return Err(Error::Value(format!("BatchNorm: parameter 'eps' must be positive, got {eps}")));
+    }
+    Ok(Arc::new(BatchNorm {
+        eps,
+        momentum: a.f64_or("momentum", 0.9)?,
+        fix_gamma: a.bool_or("fix_gamma", true)?,
+        use_global_stats: a.bool_or("use_global_stats", false)?,
+        output_mean_var: a.bool_or("output_mean_var", false)?,
+        axis: a.int_or("axis", 1)?,
+    }))
+}

@@ -1,0 +1,196 @@
+//! Normalisation layers against naive float64 references: outputs, statistics outputs, in-place
+//! moving-statistics updates, gradients (training and prediction) to second order, errors.
+
+use std::sync::Arc;
+
+use ferrograd::ops::{self, Ctx, Grad, Op, OpRef, Saves, Val};
+use ferrograd::DType::{F32, F64};
+use ferrograd::{Error, Meta, NDArray, Result};
+
+use crate::common::*;
+use crate::gradcheck::{build, check};
+
+struct BnRef {
+    out: Vec<f64>,
+    mean: Vec<f64>,
+    var: Vec<f64>,
+    mm: Vec<f64>,
+    mv: Vec<f64>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bn_ref(
+    x: &NDArray,
+    gamma: &[f64],
+    beta: &[f64],
+    mm: &[f64],
+    mv: &[f64],
+    axis: usize,
+    train: bool,
+    fix_gamma: bool,
+) -> BnRef {
+    let s = x.shape();
+    let c = s[axis];
+    let xv = x.to_f64_vec();
+    let ch = |i: usize| unravel(i, s)[axis];
+    let (mut mean, mut var) = (mm.to_vec(), mv.to_vec());
+    let (mut nmm, mut nmv) = (mm.to_vec(), mv.to_vec());
+    if train {
+        let m = (x.size() / c.max(1)).max(1) as f64;
+        mean = (0..c).map(|k| (0..x.size()).filter(|&i| ch(i) == k).map(|i| xv[i]).sum::<f64>() / m).collect();
+        var = (0..c)
+            .map(|k| (0..x.size()).filter(|&i| ch(i) == k).map(|i| (xv[i] - mean[k]).powi(2)).sum::<f64>() / m)
+            .collect();
+        for k in 0..c {
+            nmm[k] = mm[k] * 0.9 + mean[k] * 0.1;
+            nmv[k] = mv[k] * 0.9 + var[k] * 0.1;
+        }
+    }
+    let eps = 1e-3;
+    let out = (0..x.size())
+        .map(|i| {
+            let k = ch(i);
+            let gm = if fix_gamma { 1.0 } else { gamma[k] };
+            (xv[i] - mean[k]) / (var[k] + eps).sqrt() * gm + beta[k]
+        })
+        .collect();
+    BnRef { out, mean, var, mm: nmm, mv: nmv }
+}
+
+fn bn_params(axis: i64, fix_gamma: bool, global: bool) -> Params {
+    vec![
+        ("axis", int(axis)),
+        ("fix_gamma", boolean(fix_gamma)),
+        ("use_global_stats", boolean(global)),
+        ("output_mean_var", boolean(true)),
+    ]
+}
+
+pub fn batch_norm(name: &'static str) {
+    let mut rng = Rng::new(31);
+    let cases: &[(&[usize], i64)] =
+        &[(&[4, 3, 2, 3], 1), (&[5, 3], -1), (&[3, 4], 0), (&[2, 3, 5], 1), (&[0, 3, 2], 1)];
+    for &(shape, axis) in cases {
+        let ax = if axis < 0 { (shape.len() as i64 + axis) as usize } else { axis as usize };
+        let c = shape[ax];
+        let x = f64s(&rng.vec(numel(shape), -2.0, 2.0), shape);
+        let (gamma, beta) = (rng.vec(c, 0.5, 1.5), rng.vec(c, -1.0, 1.0));
+        let (mm, mv) = (rng.vec(c, -0.5, 0.5), rng.vec(c, 0.5, 1.5));
+        for dt in [F64, F32] {
+            for (train, fix_gamma, global) in
+                [(true, false, false), (true, true, false), (false, false, false), (true, false, true)]
+            {
+                for (vname, xv) in variants(&x.astype(dt)) {
+                    let op = build(name, &bn_params(axis, fix_gamma, global));
+                    assert_eq!(op.num_visible_outputs(), 3);
+                    let (amm, amv) = (arr(&mm, &[c], dt), arr(&mv, &[c], dt));
+                    let ins = [xv, arr(&gamma, &[c], dt), arr(&beta, &[c], dt), amm.clone(), amv.clone()];
+                    let outs = ops::run(op.as_ref(), &Ctx { is_train: train }, &ins).unwrap();
+                    let uses_batch = train && !global;
+                    let r = bn_ref(&x, &gamma, &beta, &mm, &mv, ax, uses_batch, fix_gamma);
+                    let what = format!(
+                        "{name} {shape:?} axis={axis} train={train} fix_gamma={fix_gamma} global={global} {dt} {vname}"
+                    );
+                    let (rtol, atol) = if dt == F64 { (1e-10, 1e-10) } else { (1e-4, 1e-4) };
+                    check_arr(&what, &outs[0], shape, dt, &r.out, rtol, atol);
+                    check_arr(&format!("{what} mean"), &outs[1], &[c], dt, &r.mean, rtol, atol);
+                    check_arr(&format!("{what} var"), &outs[2], &[c], dt, &r.var, rtol, atol);
+                    assert_eq!(outs[3].to_f64_vec(), vec![if uses_batch { 1.0 } else { 0.0 }], "{what} flag");
+                    // Moving statistics: updated in place only when batch statistics were used.
+                    check_arr(&format!("{what} moving_mean"), &amm, &[c], dt, &r.mm, rtol, atol);
+                    check_arr(&format!("{what} moving_var"), &amv, &[c], dt, &r.mv, rtol, atol);
+                }
+            }
+        }
+    }
+    let op = build(name, &[]);
+    assert_eq!(op.num_visible_outputs(), 1);
+    assert_eq!(op.aux_names(), ["moving_mean", "moving_var"]);
+}
+
+/// BatchNorm with its moving statistics held inside and a fixed mode, so finite differences
+/// see a function of (data, gamma, beta) only (aux inputs get no gradient by design).
+#[derive(Debug)]
+struct BnWrap {
+    inner: OpRef,
+    train: bool,
+    mm: NDArray,
+    mv: NDArray,
+}
+
+impl Op for BnWrap {
+    fn name(&self) -> &'static str {
+        "_test_batch_norm"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["data", "gamma", "beta"]
+    }
+    fn num_outputs(&self) -> usize {
+        4
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let mut m = inputs.to_vec();
+        m.extend([self.mm.meta(), self.mv.meta()]);
+        self.inner.infer(&m)
+    }
+    fn forward(&self, _c: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let mut ins = inputs.to_vec();
+        ins.extend([self.mm.copy(), self.mv.copy()]);
+        self.inner.forward(&Ctx { is_train: self.train }, &ins, outputs)
+    }
+    fn saves(&self) -> Saves {
+        self.inner.saves()
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        // The rule never reads the aux inputs: pass placeholders.
+        let ins = [inputs[0], inputs[1], inputs[2], inputs[1], inputs[1]];
+        let mut v = self.inner.grad(g, &ins, outputs, out_grads)?;
+        v.truncate(3);
+        Ok(v)
+    }
+}
+
+pub fn batch_norm_grad(name: &'static str) {
+    let mut rng = Rng::new(32);
+    let cases: &[(&[usize], i64)] = &[(&[3, 2, 2], 1), (&[4, 3], -1), (&[2, 2, 1, 3], 1)];
+    for &(shape, axis) in cases {
+        let ax = if axis < 0 { (shape.len() as i64 + axis) as usize } else { axis as usize };
+        let c = shape[ax];
+        for (train, fix_gamma) in [(true, false), (true, true), (false, false)] {
+            let op: OpRef = Arc::new(BnWrap {
+                inner: build(name, &bn_params(axis, fix_gamma, false)),
+                train,
+                mm: f64s(&rng.vec(c, -0.5, 0.5), &[c]),
+                mv: f64s(&rng.vec(c, 0.5, 1.5), &[c]),
+            });
+            let ins = [
+                f64s(&rng.vec(numel(shape), -2.0, 2.0), shape),
+                f64s(&rng.vec(c, 0.5, 1.5), &[c]),
+                f64s(&rng.vec(c, -1.0, 1.0), &[c]),
+            ];
+            check(
+                &format!("{name} {shape:?} axis={axis} train={train} fix_gamma={fix_gamma}"),
+                &op,
+                &ins,
+                &mut rng,
+                true,
+            );
+        }
+    }
+}
+
+#[test]
+fn batch_norm_errors() {
+    let z = |s: &[usize]| NDArray::zeros(s, F32);
+    let r = ops::call("BatchNorm", &[z(&[2, 3, 4]), z(&[3]), z(&[4]), z(&[3]), z(&[3])], &[]);
+    assert!(
+        matches!(r, Err(Error::Shape(ref m)) if m.contains("BatchNorm") && m.contains("beta") && m.contains("(4,)") && m.contains("(2, 3, 4)")),
+        "{r:?}"
+    );
+    let r = ops::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3]), z(&[3]), z(&[3])], &[("axis", int(2))]);
+    assert!(matches!(r, Err(_)), "{r:?}");
+    let r = ops::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3])], &[]);
+    assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("moving_mean")), "{r:?}");
+    let r = ops::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3]), z(&[3]), z(&[3])], &[("eps", float(-1.0))]);
+    assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("eps")), "{r:?}");
+}
