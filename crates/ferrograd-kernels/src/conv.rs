@@ -593,3 +593,47 @@ pub fn channel_affine<T: PoolFloat>(x: &[T], inner: usize, mid: usize, a: &[T], 
         }
     });
 }
+
+/// Per-`mid` sums `(Σ u, Σ u·v)` over the `(outer, mid, inner)` view (f64 accumulation).
+pub fn channel_dot<T: Element>(u: &[T], v: &[T], outer: usize, mid: usize, inner: usize) -> Vec<(f64, f64)> {
+    par::map_tasks(mid, 2 * outer * mid * inner, Cost::Read, |m| {
+        let (mut s1, mut s2) = (0.0f64, 0.0f64);
+        for o in 0..outer {
+            let r = (o * mid + m) * inner..(o * mid + m + 1) * inner;
+            for (a, b) in u[r.clone()].iter().zip(&v[r]) {
+                let a = a.to_f64();
+                s1 += a;
+                s2 += a * b.to_f64();
+            }
+        }
+        (s1, s2)
+    })
+}
+
+/// `y = u·a + v·k + c` with per-`mid` coefficients of the `(outer, mid, inner)` view.
+#[allow(clippy::too_many_arguments)]
+pub fn channel_affine2<T: PoolFloat>(
+    u: &[T],
+    v: &[T],
+    inner: usize,
+    mid: usize,
+    a: &[T],
+    k: &[T],
+    c: &[T],
+    y: &mut [T],
+) {
+    let inner = inner.max(1);
+    par::for_each_chunk(y, Cost::Light, |start, ys| {
+        let mut i = 0;
+        while i < ys.len() {
+            let pos = start + i;
+            let m = (pos / inner) % mid.max(1);
+            let run = (inner - pos % inner).min(ys.len() - i);
+            let (av, kv, cv) = (a[m], k[m], c[m]);
+            for ((yv, &uv), &vv) in ys[i..i + run].iter_mut().zip(&u[pos..pos + run]).zip(&v[pos..pos + run]) {
+                *yv = uv * av + vv * kv + cv;
+            }
+            i += run;
+        }
+    });
+}

@@ -194,3 +194,70 @@ fn batch_norm_errors() {
     let r = ops::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3]), z(&[3]), z(&[3])], &[("eps", float(-1.0))]);
     assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("eps")), "{r:?}");
 }
+
+/// Inputs of `_backward_BatchNorm` for data of `shape` (channel axis 1).
+fn bn_bw_inputs(rng: &mut Rng, shape: &[usize], t: f64) -> Vec<NDArray> {
+    let c = shape[1];
+    let r = |rng: &mut Rng, n: usize, lo: f64, hi: f64| f64s(&rng.vec(n, lo, hi), &[n]);
+    vec![
+        f64s(&rng.signed(numel(shape), 0.2, 1.5), shape),
+        f64s(&rng.vec(numel(shape), -2.0, 2.0), shape),
+        r(rng, c, 0.5, 1.5),
+        r(rng, c, -0.5, 0.5),
+        r(rng, c, 0.5, 1.5),
+        f64s(&[t], &[1]),
+        r(rng, c, -1.0, 1.0),
+        r(rng, c, -1.0, 1.0),
+    ]
+}
+
+pub fn batch_norm_backward(name: &'static str) {
+    let mut rng = Rng::new(33);
+    for (shape, t, fix_gamma) in
+        [(&[3, 2, 4][..], 1.0, false), (&[2, 3, 2, 2][..], 0.0, false), (&[4, 2][..], 1.0, true)]
+    {
+        let ins = bn_bw_inputs(&mut rng, shape, t);
+        let v: Vec<Vec<f64>> = ins.iter().map(|a| a.to_f64_vec()).collect();
+        let (c, eps) = (shape[1], 1e-3);
+        let ch = |i: usize| unravel(i, shape)[1];
+        let n = numel(shape);
+        let m = (n / c) as f64;
+        let gam = |k: usize| if fix_gamma { 1.0 } else { v[2][k] };
+        let istd: Vec<f64> = (0..c).map(|k| 1.0 / (v[4][k] + eps).sqrt()).collect();
+        let xhat = |i: usize| (v[1][i] - v[3][ch(i)]) * istd[ch(i)];
+        let mut s1 = vec![0.0; c];
+        let mut s2 = vec![0.0; c];
+        for i in 0..n {
+            s1[ch(i)] += v[0][i];
+            s2[ch(i)] += v[0][i] * xhat(i);
+        }
+        let dx: Vec<f64> = (0..n)
+            .map(|i| {
+                let k = ch(i);
+                let gg = v[0][i] * gam(k);
+                istd[k] * (gg - t * gam(k) * (s1[k] + xhat(i) * s2[k]) / m)
+                    + t * (v[6][k] + 2.0 * v[7][k] * (v[1][i] - v[3][k])) / m
+            })
+            .collect();
+        let dg: Vec<f64> = if fix_gamma { vec![0.0; c] } else { s2.clone() };
+        let mut p = vec![("fix_gamma", boolean(fix_gamma))];
+        p.push(("eps", float(eps)));
+        for dt in [F64, F32] {
+            let xs: Vec<NDArray> = ins.iter().map(|a| a.astype(dt)).collect();
+            let outs = ops::call(name, &xs, &p).unwrap();
+            let (rtol, atol) = if dt == F64 { (1e-10, 1e-10) } else { (1e-4, 1e-4) };
+            check_arr(&format!("{name} {shape:?} dx {dt}"), &outs[0], shape, dt, &dx, rtol, atol);
+            check_arr(&format!("{name} {shape:?} dgamma {dt}"), &outs[1], &[c], dt, &dg, rtol, atol);
+            check_arr(&format!("{name} {shape:?} dbeta {dt}"), &outs[2], &[c], dt, &s1, rtol, atol);
+        }
+    }
+}
+
+pub fn batch_norm_backward_grad(name: &'static str) {
+    let mut rng = Rng::new(34);
+    for (shape, fix_gamma) in [(&[3, 2, 2][..], false), (&[2, 2][..], true)] {
+        let ins = bn_bw_inputs(&mut rng, shape, 1.0);
+        let op = build(name, &[("fix_gamma", boolean(fix_gamma))]);
+        check(&format!("{name} {shape:?} fix_gamma={fix_gamma}"), &op, &ins, &mut rng, true);
+    }
+}

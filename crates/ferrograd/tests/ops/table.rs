@@ -204,6 +204,7 @@ table! {
     "_backward_Pooling" => conv, pool_p, pc::pool_backward, Some(pc::pool_backward_grad);
     "_pooling_max_gather" => conv, pool_p, pc::max_gather, Some(pc::max_gather_grad);
     "BatchNorm" => conv, none, nc::batch_norm, Some(nc::batch_norm_grad);
+    "_backward_BatchNorm" => conv, none, nc::batch_norm_backward, Some(nc::batch_norm_backward_grad);
     "Deconvolution" => conv, conv_p, cc::deconvolution, Some(cc::deconvolution_grad);
 }
 

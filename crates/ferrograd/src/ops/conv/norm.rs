@@ -10,7 +10,9 @@
 
 use std::sync::Arc;
 
-use ferrograd_kernels::conv::{channel_affine, norm_stats};
+use std::collections::HashMap;
+
+use ferrograd_kernels::conv::{channel_affine, channel_affine2, channel_dot, norm_stats};
 
 use super::{check_float, Contig};
 use crate::dtype::DType;
@@ -19,7 +21,7 @@ use crate::ndarray::view::normalize_axis;
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::attrs::fmt_float;
 use crate::ops::unary::UnaryKind;
-use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
+use crate::ops::{unbroadcast, Attrs, Ctx, Grad, GradGraph, Op, OpRef, Saves, Val};
 
 macro_rules! float_kernel {
     ($op:expr, $dt:expr, $T:ident => $body:expr) => {
@@ -246,37 +248,229 @@ impl Op for BatchNorm {
         Saves::InputsAndOutputs
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
-        let shape = g.shape(inputs[0]);
-        let (ax, outer, c, inner) = self.dims(&shape)?;
-        let mut bshape = vec![1; shape.len()];
-        bshape[ax] = c;
-        let red: Vec<i64> = (0..shape.len() as i64).filter(|&d| d != ax as i64).collect();
-        let mean = g.reshape(outputs[1], &bshape)?;
-        let var = g.reshape(outputs[2], &bshape)?;
-        let ve = g.add_scalar(var, self.eps)?;
-        let istd = g.unary(UnaryKind::Rsqrt, ve)?;
-        let g_mean = g.reshape(out_grads[1], &bshape)?;
-        let g_var = g.reshape(out_grads[2], &bshape)?;
-        let (dx, dgamma, dbeta) = norm_grad(
-            g,
-            NormGrad {
-                x: inputs[0],
-                gy: out_grads[0],
-                gamma: (!self.fix_gamma).then_some(inputs[1]),
-                mean,
-                istd,
-                t: Some(outputs[3]),
-                g_mean,
-                g_stat: g_var,
-                stat_factor: None,
-                stat_scale: 2.0,
-                red,
-                gamma_shape: bshape,
-                m: (outer * inner) as f64,
-            },
-        )?;
-        Ok(vec![Some(dx), dgamma, Some(dbeta), None, None])
+        let bw = BatchNormBackward { eps: self.eps, fix_gamma: self.fix_gamma, axis: self.axis };
+        let ins = [out_grads[0], inputs[0], inputs[1], outputs[1], outputs[2], outputs[3], out_grads[1], out_grads[2]];
+        let r = g.apply(Arc::new(bw), &ins)?;
+        Ok(vec![Some(r[0]), (!self.fix_gamma).then_some(r[1]), Some(r[2]), None, None])
     }
+}
+
+/// The BatchNorm gradient as a composite of registered ops (the reference the fused
+/// `_backward_BatchNorm` computes in two passes, and what its own rule differentiates).
+fn bn_composite(g: &mut Grad<'_>, ins: &[Val], eps: f64, fix_gamma: bool, axis: i64) -> Result<Vec<Option<Val>>> {
+    let shape = g.shape(ins[1]);
+    let bn = BatchNorm { eps, momentum: 0.9, fix_gamma, use_global_stats: false, output_mean_var: false, axis };
+    let (ax, outer, c, inner) = bn.dims(&shape)?;
+    let mut bshape = vec![1; shape.len()];
+    bshape[ax] = c;
+    let red: Vec<i64> = (0..shape.len() as i64).filter(|&d| d != ax as i64).collect();
+    let mean = g.reshape(ins[3], &bshape)?;
+    let var = g.reshape(ins[4], &bshape)?;
+    let ve = g.add_scalar(var, eps)?;
+    let istd = g.unary(UnaryKind::Rsqrt, ve)?;
+    let g_mean = g.reshape(ins[6], &bshape)?;
+    let g_var = g.reshape(ins[7], &bshape)?;
+    let (dx, dgamma, dbeta) = norm_grad(
+        g,
+        NormGrad {
+            x: ins[1],
+            gy: ins[0],
+            gamma: (!fix_gamma).then_some(ins[2]),
+            mean,
+            istd,
+            t: Some(ins[5]),
+            g_mean,
+            g_stat: g_var,
+            stat_factor: None,
+            stat_scale: 2.0,
+            red,
+            gamma_shape: bshape,
+            m: (outer * inner) as f64,
+        },
+    )?;
+    Ok(vec![Some(dx), dgamma, Some(dbeta)])
+}
+
+/// Records the ops a composite applies, so its vector-Jacobian product can be formed by
+/// applying each recorded op's own rule in reverse.
+struct Tap<'a, 'b> {
+    inner: &'a mut Grad<'b>,
+    nodes: Vec<(OpRef, Vec<Val>, Vec<Val>)>,
+}
+
+impl GradGraph for Tap<'_, '_> {
+    fn apply(&mut self, op: OpRef, inputs: &[Val]) -> Result<Vec<Val>> {
+        let outs = self.inner.apply(op.clone(), inputs)?;
+        self.nodes.push((op, inputs.to_vec(), outs.clone()));
+        Ok(outs)
+    }
+    fn meta(&self, v: Val) -> Meta {
+        self.inner.meta(v)
+    }
+}
+
+/// VJP of the composite `build(inputs)` with output heads `heads` (reverse accumulation over the
+/// recorded ops, each differentiated by its own rule).
+pub(crate) fn composite_vjp(
+    g: &mut Grad<'_>,
+    inputs: &[Val],
+    heads: &[Val],
+    build: impl FnOnce(&mut Grad<'_>, &[Val]) -> Result<Vec<Option<Val>>>,
+) -> Result<Vec<Option<Val>>> {
+    let (outs, nodes) = {
+        let mut tap = Tap { inner: g, nodes: Vec::new() };
+        let outs = build(&mut Grad::new(&mut tap), inputs)?;
+        (outs, tap.nodes)
+    };
+    let mut adj: HashMap<Val, Val> = HashMap::new();
+    let acc = |g: &mut Grad<'_>, adj: &mut HashMap<Val, Val>, k: Val, v: Val| -> Result<()> {
+        let s = match adj.remove(&k) {
+            Some(a) => g.add(a, v)?,
+            None => v,
+        };
+        adj.insert(k, s);
+        Ok(())
+    };
+    for (o, h) in outs.iter().zip(heads) {
+        if let Some(o) = o {
+            acc(g, &mut adj, *o, *h)?;
+        }
+    }
+    for (op, ins, os) in nodes.iter().rev() {
+        if !os.iter().any(|o| adj.contains_key(o)) || !op.differentiable() {
+            continue;
+        }
+        let mut ogs = Vec::with_capacity(os.len());
+        for o in os {
+            ogs.push(match adj.get(o) {
+                Some(v) => *v,
+                None => g.zeros_like(*o)?,
+            });
+        }
+        let gi = op.grad(g, ins, os, &ogs)?;
+        for (i, gv) in ins.iter().zip(gi) {
+            if let Some(gv) = gv {
+                let shape = g.shape(*i);
+                let gv = unbroadcast(g, gv, &shape)?;
+                acc(g, &mut adj, *i, gv)?;
+            }
+        }
+    }
+    Ok(inputs.iter().map(|i| adj.get(i).copied()).collect())
+}
+
+/// `_backward_BatchNorm(ograd, data, gamma, mean, var, flag, mean_ograd, var_ograd)` →
+/// `(data_grad, gamma_grad, beta_grad)`: BatchNorm's gradient in two passes over the data
+/// (per-channel sums, then one elementwise pass). Its own rule differentiates the equivalent
+/// composite, so gradients of any order exist.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchNormBackward {
+    pub eps: f64,
+    pub fix_gamma: bool,
+    pub axis: i64,
+}
+
+const BN_BW_ARGS: &[&str] = &["ograd", "data", "gamma", "mean", "var", "flag", "mean_ograd", "var_ograd"];
+
+impl Op for BatchNormBackward {
+    fn name(&self) -> &'static str {
+        "_backward_BatchNorm"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        BN_BW_ARGS
+    }
+    fn num_outputs(&self) -> usize {
+        3
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![("eps", fmt_float(self.eps))];
+        v.push(("fix_gamma", if self.fix_gamma { "True" } else { "False" }.into()));
+        if self.axis != 1 {
+            v.push(("axis", self.axis.to_string()));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let dt = check_float(self.name(), BN_BW_ARGS, inputs)?;
+        let bn = BatchNorm {
+            eps: self.eps,
+            momentum: 0.9,
+            fix_gamma: self.fix_gamma,
+            use_global_stats: false,
+            output_mean_var: false,
+            axis: self.axis,
+        };
+        let x = &inputs[1].shape;
+        let (_, _, c, _) = bn.dims(x)?;
+        if inputs[0].shape != *x {
+            return Err(Error::Shape(format!(
+                "{}: ograd has shape {}, expected the data shape {}",
+                self.name(),
+                fmt_shape(&inputs[0].shape),
+                fmt_shape(x)
+            )));
+        }
+        for (k, n) in [(2, "gamma"), (3, "mean"), (4, "var"), (6, "mean_ograd"), (7, "var_ograd")] {
+            check_param(self.name(), n, &inputs[k].shape, c, x)?;
+        }
+        check_param(self.name(), "flag", &inputs[5].shape, 1, x)?;
+        Ok(vec![Meta::new(x, dt), Meta::new(&[c], dt), Meta::new(&[c], dt)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let bn = BatchNorm {
+            eps: self.eps,
+            momentum: 0.9,
+            fix_gamma: self.fix_gamma,
+            use_global_stats: false,
+            output_mean_var: false,
+            axis: self.axis,
+        };
+        let (_, outer, c, inner) = bn.dims(inputs[1].shape())?;
+        let (gy, x) = (Contig::new(&inputs[0]), Contig::new(&inputs[1]));
+        let v = |k: usize| inputs[k].to_f64_vec();
+        let (gamma, mean, var, gm, gv) = (v(2), v(3), v(4), v(6), v(7));
+        let t = v(5).first().copied().unwrap_or(0.0);
+        let m = (outer * inner).max(1) as f64;
+        let dt = inputs[1].dtype();
+        float_kernel!(self.name(), dt, T => {
+            // S1 = Σ gy and Σ gy·x per channel; Σ gy·x̂ = istd·(Σ gy·x - μ·S1).
+            let sums = channel_dot::<T>(gy.get(), x.get(), outer, c, inner);
+            let (mut a, mut k, mut cc, mut dg, mut db) = (vec![], vec![], vec![], vec![], vec![]);
+            for ch in 0..c {
+                let istd = 1.0 / (var[ch] + self.eps).sqrt();
+                let gmv = if self.fix_gamma { 1.0 } else { gamma[ch] };
+                let (s1, sx) = sums[ch];
+                let s2 = istd * (sx - mean[ch] * s1);
+                let av = istd * gmv;
+                let kv = -av * t * s2 * istd / m + 2.0 * t * gv[ch] / m;
+                let cv = -kv * mean[ch] + t * gm[ch] / m - av * t * s1 / m;
+                a.push(av as T);
+                k.push(kv as T);
+                cc.push(cv as T);
+                dg.push(if self.fix_gamma { 0.0 } else { s2 });
+                db.push(s1);
+            }
+            outputs[0].write_out::<T, _>(|dx| channel_affine2(gy.get(), x.get(), inner, c, &a, &k, &cc, dx))?;
+            write_vec::<T>(&mut outputs[1], &dg)?;
+            write_vec::<T>(&mut outputs[2], &db)?;
+            Ok(())
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        let (eps, fix_gamma, axis) = (self.eps, self.fix_gamma, self.axis);
+        composite_vjp(g, inputs, out_grads, |g, ins| bn_composite(g, ins, eps, fix_gamma, axis))
+    }
+}
+
+pub fn batch_norm_backward_op(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(BatchNormBackward {
+        eps: a.f64_or("eps", 1e-3)?,
+        fix_gamma: a.bool_or("fix_gamma", true)?,
+        axis: a.int_or("axis", 1)?,
+    }))
 }
 
 pub fn batch_norm_op(a: &Attrs) -> Result<OpRef> {
