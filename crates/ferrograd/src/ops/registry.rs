@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::binary::{Binary, BinaryKind, Scalar};
 use super::conv::convolution::{conv_backward_op, convolution_op, deconvolution_op};
-use super::conv::norm::{batch_norm_backward_op, batch_norm_op};
+use super::conv::norm::{batch_norm_backward_op, batch_norm_op, instance_norm_op, layer_norm_op};
 use super::conv::pooling::{pool_backward_op, pool_max_gather_op, pooling_op};
 use super::indexing::{gather_nd_op, scatter_nd_op, take_grad_op, take_op};
 use super::matmul::Dot;
@@ -246,6 +246,12 @@ macro_rules! args_of {
     (batch_norm_backward_op) => {
         &["ograd", "data", "gamma", "mean", "var", "flag", "mean_ograd", "var_ograd"]
     };
+    (layer_norm_op) => {
+        &["data", "gamma", "beta"]
+    };
+    (instance_norm_op) => {
+        &["data", "gamma", "beta"]
+    };
     (conv_backward_op) => {
         &["ograd", "data", "weight"]
     };
@@ -401,6 +407,8 @@ entries! {
     "_pooling_max_gather" [] ("kernel", "pool_type", "global_pool", "stride", "pad", "pooling_convention", "count_include_pad", "p_value", "layout", "cudnn_off") => pool_max_gather_op, "For each max-pooling window of data, head at the window's first maximum (gradient helper).";
     "BatchNorm" [] ("eps", "momentum", "fix_gamma", "use_global_stats", "output_mean_var", "axis", "cudnn_off", "min_calib_range", "max_calib_range") => batch_norm_op, "Batch normalisation over all axes but `axis`; aux moving_mean/moving_var are updated in place in the forward when training (moving = moving*momentum + batch*(1-momentum)), read otherwise; fix_gamma=True (default) treats gamma as 1.";
     "_backward_BatchNorm" [] ("eps", "fix_gamma", "axis") => batch_norm_backward_op, "Fused BatchNorm gradient (data, gamma, beta) from (ograd, data, gamma, mean, var, flag, mean_ograd, var_ograd).";
+    "LayerNorm" [] ("axis", "eps", "output_mean_var") => layer_norm_op, "Layer normalisation over `axis` (default -1) with gamma/beta of length shape[axis]; output_mean_var adds mean and std.";
+    "InstanceNorm" [] ("eps") => instance_norm_op, "Instance normalisation: per sample and channel over the spatial axes; gamma/beta per channel.";
     "Deconvolution" [] ("kernel", "stride", "dilate", "pad", "adj", "target_shape", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => deconvolution_op, "Transposed convolution; weight (C, num_filter/num_group, kernel...); output s*(in-1)+d*(k-1)+1-2*pad+adj, or target_shape.";
 }
 

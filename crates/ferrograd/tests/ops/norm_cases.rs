@@ -261,3 +261,131 @@ pub fn batch_norm_backward_grad(name: &'static str) {
         check(&format!("{name} {shape:?} fix_gamma={fix_gamma}"), &op, &ins, &mut rng, true);
     }
 }
+
+/// Naive LayerNorm/InstanceNorm: (out, mean, std) with statistics over `stat_axes`, parameters
+/// indexed along `param_axis`.
+fn ln_ref(
+    x: &NDArray,
+    gamma: &[f64],
+    beta: &[f64],
+    stat_axes: &[usize],
+    param_axis: usize,
+    eps: f64,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let s = x.shape();
+    let xv = x.to_f64_vec();
+    let st: Vec<usize> = s.iter().enumerate().map(|(d, &n)| if stat_axes.contains(&d) { 1 } else { n }).collect();
+    let key = |i: usize| {
+        let mut idx = unravel(i, s);
+        stat_axes.iter().for_each(|&d| idx[d] = 0);
+        ravel(&idx, &st)
+    };
+    let ns = numel(&st);
+    let (mut sum, mut cnt) = (vec![0.0; ns], vec![0.0; ns]);
+    for (i, &v) in xv.iter().enumerate() {
+        sum[key(i)] += v;
+        cnt[key(i)] += 1.0;
+    }
+    let mean: Vec<f64> = sum.iter().zip(&cnt).map(|(s, c)| s / c).collect();
+    let mut var = vec![0.0; ns];
+    for (i, &v) in xv.iter().enumerate() {
+        var[key(i)] += (v - mean[key(i)]).powi(2);
+    }
+    let std: Vec<f64> = var.iter().zip(&cnt).map(|(v, c)| (v / c + eps).sqrt()).collect();
+    let out = (0..xv.len())
+        .map(|i| {
+            let p = unravel(i, s)[param_axis];
+            (xv[i] - mean[key(i)]) / std[key(i)] * gamma[p] + beta[p]
+        })
+        .collect();
+    (out, mean, std)
+}
+
+pub fn layer_norm(name: &'static str) {
+    let mut rng = Rng::new(35);
+    let cases: &[(&[usize], i64)] = &[(&[3, 5], -1), (&[2, 3, 4], 1), (&[4, 2, 3], 0), (&[0, 4], -1), (&[6], 0)];
+    for &(shape, axis) in cases {
+        let ax = if axis < 0 { (shape.len() as i64 + axis) as usize } else { axis as usize };
+        let p = shape[ax];
+        let x = f64s(&rng.vec(numel(shape), -2.0, 2.0), shape);
+        let (gamma, beta) = (rng.vec(p, 0.5, 1.5), rng.vec(p, -1.0, 1.0));
+        let (out, mean, std) = ln_ref(&x, &gamma, &beta, &[ax], ax, 1e-5);
+        let mut st = shape.to_vec();
+        st[ax] = 1;
+        for dt in [F64, F32] {
+            for (vname, xv) in variants(&x.astype(dt)) {
+                let params = [("axis", int(axis)), ("output_mean_var", boolean(true))];
+                let outs = ops::call(name, &[xv, arr(&gamma, &[p], dt), arr(&beta, &[p], dt)], &params).unwrap();
+                let what = format!("{name} {shape:?} axis={axis} {dt} {vname}");
+                let (rtol, atol) = if dt == F64 { (1e-10, 1e-10) } else { (1e-4, 1e-4) };
+                check_arr(&what, &outs[0], shape, dt, &out, rtol, atol);
+                check_arr(&format!("{what} mean"), &outs[1], &st, dt, &mean, rtol, atol);
+                check_arr(&format!("{what} std"), &outs[2], &st, dt, &std, rtol, atol);
+            }
+        }
+    }
+}
+
+pub fn layer_norm_grad(name: &'static str) {
+    let mut rng = Rng::new(36);
+    let cases: &[(&[usize], i64)] = &[(&[3, 4], -1), (&[2, 3, 2], 1)];
+    for &(shape, axis) in cases {
+        let ax = if axis < 0 { (shape.len() as i64 + axis) as usize } else { axis as usize };
+        let p = shape[ax];
+        let op = build(name, &[("axis", int(axis)), ("output_mean_var", boolean(true))]);
+        let ins = [
+            f64s(&rng.vec(numel(shape), -2.0, 2.0), shape),
+            f64s(&rng.vec(p, 0.5, 1.5), &[p]),
+            f64s(&rng.vec(p, -1.0, 1.0), &[p]),
+        ];
+        check(&format!("{name} {shape:?} axis={axis}"), &op, &ins, &mut rng, true);
+    }
+}
+
+pub fn instance_norm(name: &'static str) {
+    let mut rng = Rng::new(37);
+    for shape in [&[2, 3, 4][..], &[2, 2, 3, 2], &[0, 2, 3], &[1, 2, 2, 2, 2]] {
+        let c = shape[1];
+        let x = f64s(&rng.vec(numel(shape), -2.0, 2.0), shape);
+        let (gamma, beta) = (rng.vec(c, 0.5, 1.5), rng.vec(c, -1.0, 1.0));
+        let axes: Vec<usize> = (2..shape.len()).collect();
+        let (out, _, _) = ln_ref(&x, &gamma, &beta, &axes, 1, 1e-3);
+        for dt in [F64, F32] {
+            for (vname, xv) in variants(&x.astype(dt)) {
+                let op = build(name, &[]);
+                assert_eq!(op.num_visible_outputs(), 1);
+                let y = call1(name, &[xv, arr(&gamma, &[c], dt), arr(&beta, &[c], dt)], &[]);
+                let (rtol, atol) = if dt == F64 { (1e-10, 1e-10) } else { (1e-4, 1e-4) };
+                check_arr(&format!("{name} {shape:?} {dt} {vname}"), &y, shape, dt, &out, rtol, atol);
+            }
+        }
+    }
+}
+
+pub fn instance_norm_grad(name: &'static str) {
+    let mut rng = Rng::new(38);
+    for shape in [&[2, 2, 3][..], &[1, 2, 2, 2]] {
+        let c = shape[1];
+        let op = build(name, &[("eps", float(1e-3))]);
+        let ins = [
+            f64s(&rng.vec(numel(shape), -2.0, 2.0), shape),
+            f64s(&rng.vec(c, 0.5, 1.5), &[c]),
+            f64s(&rng.vec(c, -1.0, 1.0), &[c]),
+        ];
+        check(&format!("{name} {shape:?}"), &op, &ins, &mut rng, true);
+    }
+}
+
+#[test]
+fn layer_and_instance_norm_errors() {
+    let z = |s: &[usize]| NDArray::zeros(s, F32);
+    let r = ops::call("LayerNorm", &[z(&[2, 3]), z(&[2]), z(&[3])], &[]);
+    assert!(
+        matches!(r, Err(Error::Shape(ref m)) if m.contains("LayerNorm") && m.contains("gamma") && m.contains("(2,)")),
+        "{r:?}"
+    );
+    let r = ops::call("InstanceNorm", &[z(&[2, 3]), z(&[3]), z(&[3])], &[]);
+    assert!(matches!(r, Err(Error::Shape(ref m)) if m.contains("InstanceNorm") && m.contains("(2, 3)")), "{r:?}");
+    let r = ops::call("LayerNorm", &[z(&[2, 3]), z(&[3]), z(&[3])], &[("axis", int(5))]);
+    assert!(r.is_err(), "{r:?}");
+}

@@ -205,6 +205,8 @@ table! {
     "_pooling_max_gather" => conv, pool_p, pc::max_gather, Some(pc::max_gather_grad);
     "BatchNorm" => conv, none, nc::batch_norm, Some(nc::batch_norm_grad);
     "_backward_BatchNorm" => conv, none, nc::batch_norm_backward, Some(nc::batch_norm_backward_grad);
+    "LayerNorm" => conv, none, nc::layer_norm, Some(nc::layer_norm_grad);
+    "InstanceNorm" => conv, none, nc::instance_norm, Some(nc::instance_norm_grad);
     "Deconvolution" => conv, conv_p, cc::deconvolution, Some(cc::deconvolution_grad);
 }
 

@@ -72,8 +72,19 @@ struct NormGrad {
     stat_factor: Option<Val>,
     stat_scale: f64,
     red: Vec<i64>,
+    /// Axes summed for the gamma/beta gradients (`None`: the same as `red`).
+    param_red: Option<Vec<i64>>,
     gamma_shape: Vec<usize>,
     m: f64,
+}
+
+/// Sum over `axes` (the identity when there are none: an empty axis list means "all" to `sum`).
+fn sum_over(g: &mut Grad<'_>, v: Val, axes: Vec<i64>, keepdims: bool) -> Result<Val> {
+    if axes.is_empty() {
+        Ok(v)
+    } else {
+        g.sum_axes(v, axes, keepdims)
+    }
 }
 
 /// (dx, dgamma, dbeta) of a normalisation (see the module doc).
@@ -88,9 +99,9 @@ fn norm_grad(g: &mut Grad<'_>, a: NormGrad) -> Result<(Val, Option<Val>, Val)> {
         }
         None => a.gy,
     };
-    let s1 = g.sum_axes(gg, a.red.clone(), true)?;
+    let s1 = sum_over(g, gg, a.red.clone(), true)?;
     let ggx = g.mul(gg, xhat)?;
-    let s2 = g.sum_axes(ggx, a.red.clone(), true)?;
+    let s2 = sum_over(g, ggx, a.red.clone(), true)?;
     let t2 = g.mul(xhat, s2)?;
     let inner = g.add(s1, t2)?;
     let mut inner = g.mul_scalar(inner, inv_m)?;
@@ -112,14 +123,15 @@ fn norm_grad(g: &mut Grad<'_>, a: NormGrad) -> Result<(Val, Option<Val>, Val)> {
         extra = g.mul(extra, t)?;
     }
     let dx = g.add(dx0, extra)?;
+    let pred = a.param_red.unwrap_or(a.red);
     let dgamma = match a.gamma {
         Some(_) => {
             let p = g.mul(a.gy, xhat)?;
-            Some(g.sum_axes(p, a.red.clone(), false)?)
+            Some(sum_over(g, p, pred.clone(), false)?)
         }
         None => None,
     };
-    let dbeta = g.sum_axes(a.gy, a.red, false)?;
+    let dbeta = sum_over(g, a.gy, pred, false)?;
     Ok((dx, dgamma, dbeta))
 }
 
@@ -284,6 +296,7 @@ fn bn_composite(g: &mut Grad<'_>, ins: &[Val], eps: f64, fix_gamma: bool, axis: 
             stat_factor: None,
             stat_scale: 2.0,
             red,
+            param_red: None,
             gamma_shape: bshape,
             m: (outer * inner) as f64,
         },
@@ -471,6 +484,162 @@ pub fn batch_norm_backward_op(a: &Attrs) -> Result<OpRef> {
         fix_gamma: a.bool_or("fix_gamma", true)?,
         axis: a.int_or("axis", 1)?,
     }))
+}
+
+/// `LayerNorm` (statistics over `axis`, gamma/beta of length `shape[axis]`; outputs `out`,
+/// `mean`, `std` with `axis` kept as size 1, the last two visible with `output_mean_var`) and
+/// `InstanceNorm` (statistics per sample and channel over the spatial axes, gamma/beta per
+/// channel; `mean`/`std` hidden).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Norm {
+    pub instance: bool,
+    pub axis: i64,
+    pub eps: f64,
+    pub output_mean_var: bool,
+}
+
+impl Norm {
+    /// (stat axis or first spatial axis, outer, mid, inner, param length, stats shape).
+    fn dims(&self, shape: &[usize]) -> Result<(usize, usize, usize, usize, usize, Vec<usize>)> {
+        if self.instance {
+            if shape.len() < 3 {
+                return Err(Error::Shape(format!(
+                    "InstanceNorm: data must have at least 3 axes (N, C, spatial...), got shape {}",
+                    fmt_shape(shape)
+                )));
+            }
+            let mut st = shape.to_vec();
+            st[2..].iter_mut().for_each(|d| *d = 1);
+            return Ok((2, shape[0] * shape[1], shape[2..].iter().product(), 1, shape[1], st));
+        }
+        if shape.is_empty() {
+            return Err(Error::Shape("LayerNorm: data must have at least 1 axis, got shape ()".into()));
+        }
+        let ax = normalize_axis("LayerNorm", self.axis, shape.len())?;
+        let mut st = shape.to_vec();
+        st[ax] = 1;
+        Ok((ax, shape[..ax].iter().product(), shape[ax], shape[ax + 1..].iter().product(), shape[ax], st))
+    }
+}
+
+impl Op for Norm {
+    fn name(&self) -> &'static str {
+        if self.instance {
+            "InstanceNorm"
+        } else {
+            "LayerNorm"
+        }
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["data", "gamma", "beta"]
+    }
+    fn num_outputs(&self) -> usize {
+        3
+    }
+    fn num_visible_outputs(&self) -> usize {
+        if self.output_mean_var && !self.instance {
+            3
+        } else {
+            1
+        }
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![("eps", fmt_float(self.eps))];
+        if !self.instance {
+            v.push(("axis", self.axis.to_string()));
+            if self.output_mean_var {
+                v.push(("output_mean_var", "True".into()));
+            }
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let dt = check_float(self.name(), self.arg_names(), inputs)?;
+        let (_, _, _, _, p, st) = self.dims(&inputs[0].shape)?;
+        check_param(self.name(), "gamma", &inputs[1].shape, p, &inputs[0].shape)?;
+        check_param(self.name(), "beta", &inputs[2].shape, p, &inputs[0].shape)?;
+        Ok(vec![Meta::new(&inputs[0].shape, dt), Meta::new(&st, dt), Meta::new(&st, dt)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let (_, outer, mid, inner, p, _) = self.dims(inputs[0].shape())?;
+        let x = Contig::new(&inputs[0]);
+        let (gamma, beta) = (inputs[1].to_f64_vec(), inputs[2].to_f64_vec());
+        let instance = self.instance;
+        float_kernel!(self.name(), inputs[0].dtype(), T => {
+            let xs = x.get::<T>();
+            let stats = norm_stats::<T>(xs, outer, mid, inner, false);
+            let istd: Vec<f64> = stats.iter().map(|s| 1.0 / (s.1 + self.eps).sqrt()).collect();
+            outputs[0].write_out::<T, _>(|y| {
+                for (r, (&(mu, _), &is)) in stats.iter().zip(&istd).enumerate() {
+                    let (o, i) = (r / inner, r % inner);
+                    for m in 0..mid {
+                        let k = (o * mid + m) * inner + i;
+                        let pi = if instance { o % p.max(1) } else { m };
+                        y[k] = (((xs[k] as f64) - mu) * is * gamma[pi] + beta[pi]) as T;
+                    }
+                }
+            })?;
+            let means: Vec<f64> = stats.iter().map(|s| s.0).collect();
+            let stds: Vec<f64> = stats.iter().map(|s| (s.1 + self.eps).sqrt()).collect();
+            write_vec::<T>(&mut outputs[1], &means)?;
+            write_vec::<T>(&mut outputs[2], &stds)?;
+            Ok(())
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::InputsAndOutputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        let shape = g.shape(inputs[0]);
+        let (ax, _, mid, _, p, _) = self.dims(&shape)?;
+        let n = shape.len() as i64;
+        let (red, param_axis) = if self.instance { ((2..n).collect::<Vec<_>>(), 1) } else { (vec![ax as i64], ax) };
+        let mut gshape = vec![1; shape.len()];
+        gshape[param_axis] = p;
+        let param_red: Vec<i64> = (0..n).filter(|&d| d != param_axis as i64).collect();
+        let istd = g.unary(UnaryKind::Reciprocal, outputs[2])?;
+        let (dx, dgamma, dbeta) = norm_grad(
+            g,
+            NormGrad {
+                x: inputs[0],
+                gy: out_grads[0],
+                gamma: Some(inputs[1]),
+                mean: outputs[1],
+                istd,
+                t: None,
+                g_mean: out_grads[1],
+                g_stat: out_grads[2],
+                stat_factor: Some(istd),
+                stat_scale: 1.0,
+                red,
+                param_red: Some(param_red),
+                gamma_shape: gshape,
+                m: mid as f64,
+            },
+        )?;
+        Ok(vec![Some(dx), dgamma, Some(dbeta)])
+    }
+}
+
+pub fn layer_norm_op(a: &Attrs) -> Result<OpRef> {
+    let eps = a.f64_or("eps", 1e-5)?;
+    if eps <= 0.0 {
+        return Err(Error::Value(format!("LayerNorm: parameter 'eps' must be positive, got {eps}")));
+    }
+    Ok(Arc::new(Norm {
+        instance: false,
+        axis: a.int_or("axis", -1)?,
+        eps,
+        output_mean_var: a.bool_or("output_mean_var", false)?,
+    }))
+}
+
+pub fn instance_norm_op(a: &Attrs) -> Result<OpRef> {
+    let eps = a.f64_or("eps", 1e-3)?;
+    if eps <= 0.0 {
+        return Err(Error::Value(format!("InstanceNorm: parameter 'eps' must be positive, got {eps}")));
+    }
+    Ok(Arc::new(Norm { instance: true, axis: 1, eps, output_mean_var: false }))
 }
 
 pub fn batch_norm_op(a: &Attrs) -> Result<OpRef> {
