@@ -169,6 +169,11 @@ impl ConvShape {
     }
 }
 
+/// One chunk of a batched backward: chunk index, its data-gradient slice, its weight/bias partial.
+type BackwardChunk<'a, T> = (usize, Option<&'a mut [T]>, Vec<T>);
+/// Two input planes and one output plane.
+type PlanePair<'a, T> = ((&'a [T], &'a [T]), &'a mut [T]);
+
 /// Forward convolution: `y (n, f, out...) = conv(x (n, c, in...), w) (+ bias)`.
 pub fn conv_forward<T: GemmElement + std::ops::AddAssign>(
     s: &ConvShape,
@@ -244,7 +249,7 @@ pub fn conv_backward<T: GemmElement + std::ops::AddAssign>(
         None => (0..n_chunks).map(|_| None).collect(),
     };
     dx_parts.resize_with(n_chunks, || None);
-    let mut items: Vec<(usize, Option<&mut [T]>, Vec<T>)> =
+    let mut items: Vec<BackwardChunk<'_, T>> =
         dx_parts.into_iter().enumerate().map(|(i, d)| (i, d, vec![T::zero(); plen])).collect();
     let want_dw = plen > blen;
     if yout != 0 && xin != 0 {
@@ -431,8 +436,12 @@ fn argmax<T: PoolFloat>(x: &[T], g: &Geom, lo: [usize; 3], hi: [usize; 3]) -> Op
     for_positions(g, lo, hi, |i| {
         let v = x[i];
         match best {
-            Some((_, b)) if !(v > b) => {}
-            _ => best = Some((i, v)),
+            Some((_, b)) => {
+                if v > b {
+                    best = Some((i, v));
+                }
+            }
+            None => best = Some((i, v)),
         }
     });
     best.map(|(i, _)| i)
@@ -517,7 +526,7 @@ pub fn pool_max_backward<T: PoolFloat>(g: &Geom, gy: &[T], x: &[T], dx: &mut [T]
     if op == 0 || ip == 0 {
         return;
     }
-    let mut items: Vec<((&[T], &[T]), &mut [T])> = gy.chunks(op).zip(x.chunks(ip)).zip(dx.chunks_mut(ip)).collect();
+    let mut items: Vec<PlanePair<'_, T>> = gy.chunks(op).zip(x.chunks(ip)).zip(dx.chunks_mut(ip)).collect();
     par::for_each_chunk_weighted(&mut items, plane_work(g), Cost::Light, |_, part| {
         for ((gs, xs), ds) in part.iter_mut() {
             for_windows(g, |o, lo, hi, _| {
@@ -536,7 +545,7 @@ pub fn pool_max_gather<T: PoolFloat>(g: &Geom, h: &[T], x: &[T], y: &mut [T]) {
         y.fill(T::zero());
         return;
     }
-    let mut items: Vec<((&[T], &[T]), &mut [T])> = h.chunks(ip).zip(x.chunks(ip)).zip(y.chunks_mut(op)).collect();
+    let mut items: Vec<PlanePair<'_, T>> = h.chunks(ip).zip(x.chunks(ip)).zip(y.chunks_mut(op)).collect();
     par::for_each_chunk_weighted(&mut items, plane_work(g), Cost::Light, |_, part| {
         for ((hs, xs), ys) in part.iter_mut() {
             for_windows(g, |o, lo, hi, _| {

@@ -226,7 +226,10 @@ pub fn conv_backward_grad(name: &'static str) {
 }
 
 /// Deconvolution cases: (data shape, cfg with f = num_filter, adj, target_shape).
-fn deconv_configs() -> Vec<(Vec<usize>, Cfg, Vec<usize>, Vec<usize>)> {
+/// (data shape, cfg, adj, target_shape).
+type DeconvCase = (Vec<usize>, Cfg, Vec<usize>, Vec<usize>);
+
+fn deconv_configs() -> Vec<DeconvCase> {
     vec![
         (vec![2, 3, 3, 4], Cfg::new(&[3, 3], &[2, 2], &[1, 1], &[1, 1], 2, 1, true), vec![1, 0], vec![]),
         (vec![1, 4, 4, 3], Cfg::new(&[2, 3], &[1, 2], &[2, 1], &[0, 1], 4, 2, false), vec![], vec![]),
@@ -278,7 +281,7 @@ fn deconv_geom(xs: &[usize], cfg: &Cfg, adj: &[usize], target: &[usize]) -> (Vec
                 (cfg.p[i], full + a - 2 * cfg.p[i])
             } else {
                 let t = full - target[i];
-                ((t + 1) / 2, target[i])
+                (t.div_ceil(2), target[i])
             }
         })
         .unzip()

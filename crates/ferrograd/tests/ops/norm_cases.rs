@@ -188,7 +188,7 @@ fn batch_norm_errors() {
         "{r:?}"
     );
     let r = ops::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3]), z(&[3]), z(&[3])], &[("axis", int(2))]);
-    assert!(matches!(r, Err(_)), "{r:?}");
+    assert!(r.is_err(), "{r:?}");
     let r = ops::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3])], &[]);
     assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("moving_mean")), "{r:?}");
     let r = ops::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3]), z(&[3]), z(&[3])], &[("eps", float(-1.0))]);

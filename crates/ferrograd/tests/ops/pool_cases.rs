@@ -190,7 +190,7 @@ pub fn pooling(name: &'static str) {
     // MXNet string attributes.
     let x = rand(&mut rng, &[1, 1, 4, 4]);
     let p = [("kernel", string("(2, 2)")), ("stride", string("(2, 2)")), ("pool_type", string("avg"))];
-    let y = call1(name, &[x.clone()], &p);
+    let y = call1(name, std::slice::from_ref(&x), &p);
     let (os, want) = pc("avg", &[2, 2], &[2, 2], &[0, 0], false).forward_ref(&x);
     check_arr("string attrs", &y, &os, F64, &want, 1e-12, 1e-12);
 }

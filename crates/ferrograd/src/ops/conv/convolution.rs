@@ -114,7 +114,7 @@ impl ConvParams {
                 fmt_shape(data)
             )));
         }
-        if data[1] % self.num_group != 0 || self.num_filter % self.num_group != 0 {
+        if !data[1].is_multiple_of(self.num_group) || !self.num_filter.is_multiple_of(self.num_group) {
             return Err(Error::Shape(format!(
                 "{op}: data of shape {} has {} channels and num_filter is {}; both must be divisible by num_group {}",
                 fmt_shape(data),

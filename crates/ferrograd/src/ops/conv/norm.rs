@@ -246,7 +246,7 @@ impl Op for BatchNorm {
                             for (i, &bs) in batch.iter().enumerate() {
                                 let pos = (l.offset as isize + i as isize * l.strides.first().copied().unwrap_or(0)) as usize;
                                 if let Some(e) = s.get_mut(pos) {
-                                    *e = (*e as f64 * mom + bs * (1.0 - mom)) as T;
+                                    *e = (ferrograd_kernels::Element::to_f64(*e) * mom + bs * (1.0 - mom)) as T;
                                 }
                             }
                         }
@@ -575,7 +575,7 @@ impl Op for Norm {
                     for m in 0..mid {
                         let k = (o * mid + m) * inner + i;
                         let pi = if instance { o % p.max(1) } else { m };
-                        y[k] = (((xs[k] as f64) - mu) * is * gamma[pi] + beta[pi]) as T;
+                        y[k] = ((ferrograd_kernels::Element::to_f64(xs[k]) - mu) * is * gamma[pi] + beta[pi]) as T;
                     }
                 }
             })?;
