@@ -9,6 +9,7 @@ use super::binary::{Binary, BinaryKind, Scalar};
 use super::conv::convolution::{conv_backward_op, convolution_op, deconvolution_op};
 use super::conv::norm::{batch_norm_backward_op, batch_norm_op, instance_norm_op, layer_norm_op};
 use super::conv::pooling::{pool_backward_op, pool_max_gather_op, pooling_op};
+use super::conv::upsampling::upsampling_op;
 use super::indexing::{gather_nd_op, scatter_nd_op, take_grad_op, take_op};
 use super::matmul::Dot;
 use super::reduce::{ArgReduce, Reduce, ReduceKind};
@@ -409,6 +410,7 @@ entries! {
     "_backward_BatchNorm" [] ("eps", "fix_gamma", "axis") => batch_norm_backward_op, "Fused BatchNorm gradient (data, gamma, beta) from (ograd, data, gamma, mean, var, flag, mean_ograd, var_ograd).";
     "LayerNorm" [] ("axis", "eps", "output_mean_var") => layer_norm_op, "Layer normalisation over `axis` (default -1) with gamma/beta of length shape[axis]; output_mean_var adds mean and std.";
     "InstanceNorm" [] ("eps") => instance_norm_op, "Instance normalisation: per sample and channel over the spatial axes; gamma/beta per channel.";
+    "UpSampling" [] ("scale", "sample_type", "num_args", "num_filter", "multi_input_mode", "workspace") => upsampling_op, "Nearest-neighbour upsampling of (N, C, H, W) by an integer scale (sample_type='nearest', one input).";
     "Deconvolution" [] ("kernel", "stride", "dilate", "pad", "adj", "target_shape", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => deconvolution_op, "Transposed convolution; weight (C, num_filter/num_group, kernel...); output s*(in-1)+d*(k-1)+1-2*pad+adj, or target_shape.";
 }
 

@@ -286,3 +286,41 @@ fn pooling_errors() {
     );
     let _ = F64;
 }
+
+pub fn upsampling(name: &'static str) {
+    let mut rng = Rng::new(27);
+    for (shape, scale) in
+        [(&[2, 3, 2, 3][..], 2usize), (&[1, 1, 3, 1][..], 3), (&[0, 2, 2, 2][..], 2), (&[1, 2, 2, 2][..], 1)]
+    {
+        let x = rand(&mut rng, shape);
+        let xv = x.to_f64_vec();
+        let os = [shape[0], shape[1], shape[2] * scale, shape[3] * scale];
+        let want: Vec<f64> = (0..numel(&os))
+            .map(|o| {
+                let i = unravel(o, &os);
+                xv[ravel(&[i[0], i[1], i[2] / scale, i[3] / scale], shape)]
+            })
+            .collect();
+        for dt in [F64, F32] {
+            for (vname, xa) in variants(&x.astype(dt)) {
+                let p = [("scale", int(scale as i64)), ("sample_type", string("nearest"))];
+                let y = call1(name, &[xa], &p);
+                let want_dt: Vec<f64> = want.iter().map(|&v| round_to(v, dt)).collect();
+                check_arr(&format!("{name} {shape:?} x{scale} {dt} {vname}"), &y, &os, dt, &want_dt, 0.0, 0.0);
+            }
+        }
+    }
+    let r = call(name, &[NDArray::zeros(&[2, 2], F32)], &[("scale", int(2))]);
+    assert!(matches!(r, Err(Error::Shape(ref m)) if m.contains("UpSampling") && m.contains("(2, 2)")), "{r:?}");
+    let r =
+        call(name, &[NDArray::zeros(&[1, 1, 2, 2], F32)], &[("scale", int(2)), ("sample_type", string("bilinear"))]);
+    assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("bilinear")), "{r:?}");
+}
+
+pub fn upsampling_grad(name: &'static str) {
+    let mut rng = Rng::new(28);
+    for (shape, scale) in [(&[1, 2, 2, 3][..], 2i64), (&[2, 1, 1, 2][..], 3)] {
+        let op = build(name, &[("scale", int(scale))]);
+        check(&format!("{name} {shape:?} x{scale}"), &op, &[rand(&mut rng, shape)], &mut rng, true);
+    }
+}

@@ -55,6 +55,9 @@ fn conv_p() -> Params {
 fn pool_p() -> Params {
     vec![("kernel", tuple(&[2, 2])), ("pool_type", string("max"))]
 }
+fn upsampling_p() -> Params {
+    vec![("scale", int(2))]
+}
 fn scatter_p() -> Params {
     vec![("shape", tuple(&[3, 2]))]
 }
@@ -207,6 +210,7 @@ table! {
     "_backward_BatchNorm" => conv, none, nc::batch_norm_backward, Some(nc::batch_norm_backward_grad);
     "LayerNorm" => conv, none, nc::layer_norm, Some(nc::layer_norm_grad);
     "InstanceNorm" => conv, none, nc::instance_norm, Some(nc::instance_norm_grad);
+    "UpSampling" => conv, upsampling_p, pc::upsampling, Some(pc::upsampling_grad);
     "Deconvolution" => conv, conv_p, cc::deconvolution, Some(cc::deconvolution_grad);
 }
 

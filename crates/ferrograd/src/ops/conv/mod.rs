@@ -7,6 +7,7 @@
 pub mod convolution;
 pub mod norm;
 pub mod pooling;
+pub mod upsampling;
 
 use std::ops::Range;
 use std::sync::Arc;
