@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::binary::{Binary, BinaryKind, Scalar};
 use super::conv::convolution::{conv_backward_op, convolution_op, deconvolution_op};
+use super::conv::l2norm::l2_normalization_op;
 use super::conv::norm::{batch_norm_backward_op, batch_norm_op, instance_norm_op, layer_norm_op};
 use super::conv::pooling::{pool_backward_op, pool_max_gather_op, pooling_op};
 use super::conv::upsampling::upsampling_op;
@@ -411,6 +412,7 @@ entries! {
     "LayerNorm" [] ("axis", "eps", "output_mean_var") => layer_norm_op, "Layer normalisation over `axis` (default -1) with gamma/beta of length shape[axis]; output_mean_var adds mean and std.";
     "InstanceNorm" [] ("eps") => instance_norm_op, "Instance normalisation: per sample and channel over the spatial axes; gamma/beta per channel.";
     "UpSampling" [] ("scale", "sample_type", "num_args", "num_filter", "multi_input_mode", "workspace") => upsampling_op, "Nearest-neighbour upsampling of (N, C, H, W) by an integer scale (sample_type='nearest', one input).";
+    "L2Normalization" [] ("eps", "mode") => l2_normalization_op, "x / sqrt(sum(x^2) + eps) over all axes but the batch (instance), the channel axis (channel) or the spatial axes (spatial).";
     "Deconvolution" [] ("kernel", "stride", "dilate", "pad", "adj", "target_shape", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => deconvolution_op, "Transposed convolution; weight (C, num_filter/num_group, kernel...); output s*(in-1)+d*(k-1)+1-2*pad+adj, or target_shape.";
 }
 

@@ -389,3 +389,58 @@ fn layer_and_instance_norm_errors() {
     let r = ops::call("LayerNorm", &[z(&[2, 3]), z(&[3]), z(&[3])], &[("axis", int(5))]);
     assert!(r.is_err(), "{r:?}");
 }
+
+fn l2_ref(x: &NDArray, axes: &[usize], eps: f64) -> Vec<f64> {
+    let s = x.shape();
+    let xv = x.to_f64_vec();
+    let st: Vec<usize> = s.iter().enumerate().map(|(d, &n)| if axes.contains(&d) { 1 } else { n }).collect();
+    let key = |i: usize| {
+        let mut idx = unravel(i, s);
+        axes.iter().for_each(|&d| idx[d] = 0);
+        ravel(&idx, &st)
+    };
+    let mut ss = vec![0.0; numel(&st)];
+    for (i, &v) in xv.iter().enumerate() {
+        ss[key(i)] += v * v;
+    }
+    xv.iter().enumerate().map(|(i, &v)| v / (ss[key(i)] + eps).sqrt()).collect()
+}
+
+pub fn l2_normalization(name: &'static str) {
+    let mut rng = Rng::new(39);
+    for (shape, mode) in [
+        (&[3, 4][..], "instance"),
+        (&[2, 3, 2, 2][..], "instance"),
+        (&[2, 3, 4][..], "channel"),
+        (&[2, 3, 2, 2][..], "spatial"),
+        (&[0, 3, 2][..], "channel"),
+    ] {
+        let axes: Vec<usize> = match mode {
+            "instance" => (1..shape.len()).collect(),
+            "channel" => vec![1],
+            _ => (2..shape.len()).collect(),
+        };
+        let x = f64s(&rng.vec(numel(shape), -2.0, 2.0), shape);
+        let want = l2_ref(&x, &axes, 1e-10);
+        for dt in [F64, F32] {
+            for (vname, xv) in variants(&x.astype(dt)) {
+                let y = call1(name, &[xv], &[("mode", string(mode))]);
+                let (rtol, atol) = if dt == F64 { (1e-12, 1e-12) } else { (1e-5, 1e-6) };
+                check_arr(&format!("{name} {shape:?} {mode} {dt} {vname}"), &y, shape, dt, &want, rtol, atol);
+            }
+        }
+    }
+    let r = ops::call(name, &[NDArray::zeros(&[2, 3], F32)], &[("mode", string("spatial"))]);
+    assert!(matches!(r, Err(Error::Shape(ref m)) if m.contains("L2Normalization") && m.contains("(2, 3)")), "{r:?}");
+    let r = ops::call(name, &[NDArray::zeros(&[2, 3], F32)], &[("mode", string("pixel"))]);
+    assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("pixel")), "{r:?}");
+}
+
+pub fn l2_normalization_grad(name: &'static str) {
+    let mut rng = Rng::new(40);
+    for (shape, mode) in [(&[2, 3][..], "instance"), (&[2, 2, 3][..], "channel"), (&[1, 2, 2, 2][..], "spatial")] {
+        let op = build(name, &[("mode", string(mode))]);
+        let x = f64s(&rng.signed(numel(shape), 0.3, 2.0), shape);
+        check(&format!("{name} {shape:?} {mode}"), &op, &[x], &mut rng, true);
+    }
+}

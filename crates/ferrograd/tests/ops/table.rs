@@ -211,6 +211,7 @@ table! {
     "LayerNorm" => conv, none, nc::layer_norm, Some(nc::layer_norm_grad);
     "InstanceNorm" => conv, none, nc::instance_norm, Some(nc::instance_norm_grad);
     "UpSampling" => conv, upsampling_p, pc::upsampling, Some(pc::upsampling_grad);
+    "L2Normalization" => conv, none, nc::l2_normalization, Some(nc::l2_normalization_grad);
     "Deconvolution" => conv, conv_p, cc::deconvolution, Some(cc::deconvolution_grad);
 }
 
