@@ -4,6 +4,7 @@
 //! into a caller-provided output, so the imperative path can allocate fresh outputs while the
 //! executor writes into planned buffers. Parallelism is decided in one place, [`par`].
 
+pub mod conv;
 pub mod element;
 pub mod layout;
 pub mod matmul;

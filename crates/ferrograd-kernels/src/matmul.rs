@@ -40,7 +40,8 @@ pub trait GemmElement: Element {
 
 fn parallelism(m: usize, n: usize, k: usize) -> gemm::Parallelism {
     let threads = par::num_threads();
-    if threads > 1 && m * n * k >= GEMM_PAR_MIN_WORK && m.min(n) >= GEMM_PAR_MIN_DIM {
+    // Inside a parallel task (e.g. one image of a batched convolution) the product stays serial.
+    if threads > 1 && !par::in_worker() && m * n * k >= GEMM_PAR_MIN_WORK && m.min(n) >= GEMM_PAR_MIN_DIM {
         #[cfg(feature = "rayon")]
         return gemm::Parallelism::Rayon(threads);
     }

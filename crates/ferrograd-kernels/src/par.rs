@@ -61,6 +61,18 @@ pub fn num_threads() -> usize {
     }
 }
 
+/// True on one of rayon's worker threads (inside a parallel task): nested work stays serial.
+pub fn in_worker() -> bool {
+    #[cfg(feature = "rayon")]
+    {
+        rayon::current_thread_index().is_some()
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        false
+    }
+}
+
 /// Calls `f(start, chunk)` over `out` split into fixed-size chunks, in parallel when worth it.
 pub fn for_each_chunk<T: Send>(out: &mut [T], cost: Cost, f: impl Fn(usize, &mut [T]) + Sync + Send) {
     let n = out.len();

@@ -9,6 +9,7 @@
 pub mod attrs;
 pub mod binary;
 pub mod elementwise_extra;
+pub mod conv;
 pub mod grad;
 pub mod indexing;
 pub mod matmul;

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod elem_extra_cases;
+mod conv_cases;
 mod errors;
 mod forward_elem;
 mod forward_indexing;
@@ -13,6 +14,8 @@ mod forward_shape;
 mod grad;
 mod gradcheck;
 mod ordering_cases;
+mod norm_cases;
+mod pool_cases;
 mod registry;
 mod shape_more_cases;
 mod table;
@@ -43,12 +46,14 @@ family_tests! {
     forward_shape_more, grad_shape_more => "shape_more";
     forward_elem_extra, grad_elem_extra => "elem_extra";
     forward_ordering, grad_ordering => "ordering";
+    forward_conv, grad_conv => "conv";
 }
 
 #[test]
 fn every_family_has_tests() {
     // The macro above instantiates exactly these families.
-    let tested =
-        ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra", "ordering"];
+    let tested = [
+        "unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra", "ordering", "conv",
+    ];
     assert_eq!(table::FAMILIES, tested);
 }

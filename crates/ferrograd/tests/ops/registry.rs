@@ -84,7 +84,11 @@ fn entry_metadata_matches_op() {
     for e in ENTRIES {
         let Some(c) = table.iter().find(|c| c.name == e.name) else { continue };
         let op = create(e.name, &attrs_of(e.name, &(c.params)())).unwrap();
-        assert_eq!(e.args, op.arg_names(), "{}: registry args vs Op::arg_names", e.name);
+        // Registry inputs are the arguments then the auxiliary states; a trailing `?` marks an
+        // optional input (present with the sample parameters).
+        let args: Vec<&str> = e.args.iter().map(|a| a.trim_end_matches('?')).collect();
+        let want: Vec<&str> = op.arg_names().iter().chain(op.aux_names()).copied().collect();
+        assert_eq!(args, want, "{}: registry args vs Op::arg_names + aux_names", e.name);
         assert!(!e.doc.is_empty(), "{}: empty doc", e.name);
         for (k, _) in (c.params)() {
             assert!(e.params.contains(&k), "{}: sample parameter {k} not declared", e.name);

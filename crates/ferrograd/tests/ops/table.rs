@@ -7,7 +7,10 @@ use crate::common::*;
 use crate::elem_extra_cases as ee;
 use crate::ordering_cases as oc;
 use crate::shape_more_cases as sm;
-use crate::{forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs, grad as gr};
+use crate::{
+    conv_cases as cc, forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs,
+    grad as gr, norm_cases as nc, pool_cases as pc,
+};
 
 pub type CaseFn = fn(&'static str);
 
@@ -23,8 +26,9 @@ pub struct Case {
 }
 
 pub const NONDIFF: Option<CaseFn> = None;
-pub const FAMILIES: &[&str] =
-    &["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra", "ordering"];
+pub const FAMILIES: &[&str] = &[
+    "unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra", "ordering", "conv",
+];
 
 fn none() -> Params {
     vec![]
@@ -49,6 +53,15 @@ fn slice_p() -> Params {
 }
 fn take_grad_p() -> Params {
     vec![("shape", tuple(&[3, 2]))]
+}
+fn conv_p() -> Params {
+    vec![("kernel", tuple(&[3, 3])), ("num_filter", int(2))]
+}
+fn pool_p() -> Params {
+    vec![("kernel", tuple(&[2, 2])), ("pool_type", string("max"))]
+}
+fn upsampling_p() -> Params {
+    vec![("scale", int(2))]
 }
 fn scatter_p() -> Params {
     vec![("shape", tuple(&[3, 2]))]
@@ -260,6 +273,18 @@ table! {
     "_random_randint" => ordering, randint_p, oc::random, NONDIFF;
     "_sample_uniform" => ordering, none, oc::random, NONDIFF;
     "_sample_normal" => ordering, none, oc::random, NONDIFF;
+    "Convolution" => conv, conv_p, cc::convolution, Some(cc::convolution_grad);
+    "_backward_Convolution" => conv, conv_p, cc::conv_backward, Some(cc::conv_backward_grad);
+    "Pooling" => conv, pool_p, pc::pooling, Some(pc::pooling_grad);
+    "_backward_Pooling" => conv, pool_p, pc::pool_backward, Some(pc::pool_backward_grad);
+    "_pooling_max_gather" => conv, pool_p, pc::max_gather, Some(pc::max_gather_grad);
+    "BatchNorm" => conv, none, nc::batch_norm, Some(nc::batch_norm_grad);
+    "_backward_BatchNorm" => conv, none, nc::batch_norm_backward, Some(nc::batch_norm_backward_grad);
+    "LayerNorm" => conv, none, nc::layer_norm, Some(nc::layer_norm_grad);
+    "InstanceNorm" => conv, none, nc::instance_norm, Some(nc::instance_norm_grad);
+    "UpSampling" => conv, upsampling_p, pc::upsampling, Some(pc::upsampling_grad);
+    "L2Normalization" => conv, none, nc::l2_normalization, Some(nc::l2_normalization_grad);
+    "Deconvolution" => conv, conv_p, cc::deconvolution, Some(cc::deconvolution_grad);
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.
