@@ -11,6 +11,7 @@ pub mod binary;
 pub mod grad;
 pub mod indexing;
 pub mod matmul;
+pub mod nn;
 pub mod reduce;
 pub mod registry;
 pub mod shape;

@@ -11,6 +11,8 @@ mod forward_reduce;
 mod forward_shape;
 mod grad;
 mod gradcheck;
+mod nn_cases;
+mod nn_loss_cases;
 mod registry;
 mod table;
 
@@ -37,11 +39,13 @@ family_tests! {
     forward_matmul, grad_matmul => "matmul";
     forward_shape, grad_shape => "shape";
     forward_indexing, grad_indexing => "indexing";
+    forward_nn, grad_nn => "nn";
+    forward_loss, grad_loss => "loss";
 }
 
 #[test]
 fn every_family_has_tests() {
     // The macro above instantiates exactly these families.
-    let tested = ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing"];
+    let tested = ["unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "nn", "loss"];
     assert_eq!(table::FAMILIES, tested);
 }
