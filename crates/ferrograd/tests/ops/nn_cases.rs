@@ -252,7 +252,7 @@ fn act_ref(act: &str, x: f64, slope: f64, gamma: f64) -> f64 {
             }
         }
         "selu" => {
-            let (a, l) = (1.6732632423543772848170429916717, 1.0507009873554804934193349852946);
+            let (a, l) = (1.673_263_242_354_377_3, 1.050_700_987_355_480_5);
             l * if x > 0.0 { x } else { a * (x.exp() - 1.0) }
         }
         "gelu" => 0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x.powi(3))).tanh()),
@@ -719,12 +719,12 @@ fn nn_params_from_strings() {
         call1("FullyConnected", &[x.clone(), w.clone()], &[("num_hidden", string("2")), ("no_bias", string("True"))]);
     let b = call1("FullyConnected", &[x.clone(), w], &[("num_hidden", int(2)), ("no_bias", boolean(true))]);
     assert_eq!(a.to_f64_vec(), b.to_f64_vec());
-    let a = call1("Activation", &[x.clone()], &[("act_type", string("tanh"))]);
-    assert_eq!(a.to_f64_vec(), call1("tanh", &[x.clone()], &[]).to_f64_vec());
-    let a = call1("softmax", &[x.clone()], &[("axis", string("0")), ("temperature", string("2.0"))]);
-    let b = call1("softmax", &[x.clone()], &[("axis", int(0)), ("temperature", float(2.0))]);
+    let a = call1("Activation", std::slice::from_ref(&x), &[("act_type", string("tanh"))]);
+    assert_eq!(a.to_f64_vec(), call1("tanh", std::slice::from_ref(&x), &[]).to_f64_vec());
+    let a = call1("softmax", std::slice::from_ref(&x), &[("axis", string("0")), ("temperature", string("2.0"))]);
+    let b = call1("softmax", std::slice::from_ref(&x), &[("axis", int(0)), ("temperature", float(2.0))]);
     assert_eq!(a.to_f64_vec(), b.to_f64_vec());
-    let a = call1("Dropout", &[x.clone()], &[("axes", string("(0, 1)")), ("p", string("0.2"))]);
+    let a = call1("Dropout", std::slice::from_ref(&x), &[("axes", string("(0, 1)")), ("p", string("0.2"))]);
     assert_eq!(a.to_f64_vec(), x.to_f64_vec()); // predict mode
     let _ = (I32, I64, F16);
 }

@@ -352,7 +352,7 @@ pub fn make_loss_grad(name: &'static str) {
     };
     for (params, c) in cases {
         let op = build(name, &params);
-        check_loss(&format!("{name} {params:?}"), &op, &[x.clone()], &[c; 6], false, &mut rng);
+        check_loss(&format!("{name} {params:?}"), &op, std::slice::from_ref(&x), &[c; 6], false, &mut rng);
     }
     if name == "MakeLoss" {
         // 'batch' on 1-D data flattens to (1, n): nothing is divided (MXNet).
@@ -372,7 +372,7 @@ pub fn block_grad(name: &'static str) {
 pub fn block_grad_grad(name: &'static str) {
     let op = build(name, &[]);
     let x = f64s(&[1.0, -2.0], &[2]);
-    let g = eval_grad(op.as_ref(), &[x.clone()], &[f64s(&[1.0, 1.0], &[2])]).unwrap();
+    let g = eval_grad(op.as_ref(), std::slice::from_ref(&x), &[f64s(&[1.0, 1.0], &[2])]).unwrap();
     assert!(g[0].is_none(), "{name}: gradient must be zero (None)");
     check_tape(name, &op, &[x], &[f64s(&[1.0, 1.0], &[2])], &[NDArray::zeros(&[2], F64)]);
 }

@@ -274,7 +274,7 @@ impl Op for LinalgGemm2 {
                     gemm(m, n, k, a, (i * m * k, av.0, av.1), b, (i * k * n, bv.0, bv.1), c, false);
                     if alpha != 1.0 {
                         let s = T::from_f64(alpha);
-                        c.iter_mut().for_each(|v| *v = *v * s);
+                        c.iter_mut().for_each(|v| *v *= s);
                     }
                 }
             })
