@@ -16,11 +16,11 @@ pub mod autograd;
 pub mod buffer;
 pub mod dtype;
 pub mod error;
+pub mod executor;
 pub mod ndarray;
 pub mod ops;
 pub mod random;
 pub mod symbol;
-pub mod executor;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -144,7 +144,8 @@ impl Executor {
         }
         let n_forward = steps.len();
         let head_vals: Vec<u32> = sym.outputs.iter().map(|o| first_val[&key(&o.node)] + o.index as u32).collect();
-        let loss_heads: Vec<bool> = sym.outputs.iter().map(|o| o.node.op.as_ref().is_some_and(|op| op.is_loss())).collect();
+        let loss_heads: Vec<bool> =
+            sym.outputs.iter().map(|o| o.node.op.as_ref().is_some_and(|op| op.is_loss())).collect();
         let output_names = sym.list_outputs();
 
         // Which values depend on an argument whose gradient is wanted.
@@ -210,9 +211,8 @@ impl Executor {
         for st in &steps[n_forward..] {
             st.io.outputs.iter().for_each(|&o| backward_output[o as usize] = true);
         }
-        let grad_vals: Vec<Option<u32>> = (0..b.args.len())
-            .map(|i| if needs[i] { grads.get(&(i as u32)).map(|v| v.0) } else { None })
-            .collect();
+        let grad_vals: Vec<Option<u32>> =
+            (0..b.args.len()).map(|i| if needs[i] { grads.get(&(i as u32)).map(|v| v.0) } else { None }).collect();
         // A gradient written once, by an op, for one argument goes straight into the user's array.
         let mut storage_override: HashMap<u32, NDArray> = HashMap::new();
         for (i, gv) in grad_vals.iter().enumerate() {

@@ -93,9 +93,8 @@ pub fn plan(steps: &[StepIo], metas: &[Meta], external: &[bool], keep: &[bool]) 
         st.outputs.iter().for_each(|&o| release(o as usize));
     }
     let buffers: Vec<NDArray> = slots.iter().map(|sl| NDArray::uninit(&[sl.cap], sl.dtype)).collect();
-    let storage = (0..n)
-        .map(|v| slot_of[v].map(|f| buffers[f].with_layout(Layout::contiguous(&metas[v].shape))))
-        .collect();
+    let storage =
+        (0..n).map(|v| slot_of[v].map(|f| buffers[f].with_layout(Layout::contiguous(&metas[v].shape)))).collect();
     let planned_bytes = slots.iter().map(|sl| sl.cap * sl.dtype.size()).sum();
     Plan { storage, planned_bytes, naive_bytes: naive }
 }

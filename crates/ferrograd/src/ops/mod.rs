@@ -8,11 +8,12 @@
 
 pub mod attrs;
 pub mod binary;
-pub mod elementwise_extra;
 pub mod conv;
+pub mod elementwise_extra;
 pub mod grad;
 pub mod indexing;
 pub mod matmul;
+pub mod nn;
 pub mod ordering;
 pub mod reduce;
 pub mod registry;

@@ -113,7 +113,11 @@ pub fn infer(sym: &Symbol, known: &Known) -> Result<Inferred> {
 }
 
 /// One pass over an op node; true when something new was learnt.
-fn infer_node(n: &Arc<SymNode>, vars: &mut HashMap<usize, Var>, outs: &mut HashMap<usize, Vec<Option<Meta>>>) -> Result<bool> {
+fn infer_node(
+    n: &Arc<SymNode>,
+    vars: &mut HashMap<usize, Var>,
+    outs: &mut HashMap<usize, Vec<Option<Meta>>>,
+) -> Result<bool> {
     let Some(op) = &n.op else { return Ok(false) };
     // The dtype a variable without one takes: that of the first input that has one.
     let sibling_dtype = n.inputs.iter().find_map(|i| match vars.get(&key(&i.node)) {
@@ -124,9 +128,7 @@ fn infer_node(n: &Arc<SymNode>, vars: &mut HashMap<usize, Var>, outs: &mut HashM
         .inputs
         .iter()
         .map(|i| match vars.get(&key(&i.node)) {
-            Some(v) => {
-                v.shape.as_ref().map(|s| Meta::new(s, v.dtype.or(sibling_dtype).unwrap_or(DType::F32)))
-            }
+            Some(v) => v.shape.as_ref().map(|s| Meta::new(s, v.dtype.or(sibling_dtype).unwrap_or(DType::F32))),
             None => outs.get(&key(&i.node)).and_then(|o| o.get(i.index).cloned().flatten()),
         })
         .collect();
@@ -176,7 +178,8 @@ pub fn infer_types(sym: &Symbol, known: &Known) -> Result<Inferred> {
         }
         let from_full: Vec<Option<DType>> =
             full.nodes.get(&k).map(|o| o.iter().map(|m| m.as_ref().map(|m| m.dtype)).collect()).unwrap_or_default();
-        let first = n.inputs.iter().find_map(|i| dts.get(&key(&i.node)).and_then(|d| d.get(i.index).copied().flatten()));
+        let first =
+            n.inputs.iter().find_map(|i| dts.get(&key(&i.node)).and_then(|d| d.get(i.index).copied().flatten()));
         // Variables feeding this op without a dtype take the first known one.
         for i in &n.inputs {
             if i.node.is_variable() {

@@ -83,7 +83,10 @@ fn node_attrs(v: &Value) -> Result<Vec<(String, String)>> {
 
 /// An `[node, output(, version)]` entry.
 fn entry(v: &Value, n_nodes: usize, what: &str) -> Result<(usize, usize)> {
-    let arr = v.as_array().filter(|a| a.len() >= 2).ok_or_else(|| bad(format!("{what}: expected [node, output, version], got {v}")))?;
+    let arr = v
+        .as_array()
+        .filter(|a| a.len() >= 2)
+        .ok_or_else(|| bad(format!("{what}: expected [node, output, version], got {v}")))?;
     let id = arr[0].as_u64().ok_or_else(|| bad(format!("{what}: bad node id {}", arr[0])))? as usize;
     let idx = arr[1].as_u64().ok_or_else(|| bad(format!("{what}: bad output index {}", arr[1])))? as usize;
     if id >= n_nodes {
@@ -106,15 +109,20 @@ pub fn from_json(text: &str) -> Result<Symbol> {
             let (id, index) = entry(inp, i, &format!("node {i} ({name}) input"))?;
             let src = &nodes[id];
             if index >= src.num_outputs() {
-                return Err(bad(format!("node {i} ({name}) reads output {index} of '{}', which has {}", src.name, src.num_outputs())));
+                return Err(bad(format!(
+                    "node {i} ({name}) reads output {index} of '{}', which has {}",
+                    src.name,
+                    src.num_outputs()
+                )));
             }
             inputs.push(NodeOut { node: src.clone(), index });
         }
         let op = if op_name == "null" {
             None
         } else {
-            let e = registry::lookup(op_name)
-                .ok_or_else(|| bad(format!("Cannot find operator '{op_name}' (node '{name}') in the ferrograd op registry")))?;
+            let e = registry::lookup(op_name).ok_or_else(|| {
+                bad(format!("Cannot find operator '{op_name}' (node '{name}') in the ferrograd op registry"))
+            })?;
             let mut a = Attrs::new(e.name);
             for (k, v) in &attrs {
                 if e.params.contains(&k.as_str()) {
@@ -132,7 +140,11 @@ pub fn from_json(text: &str) -> Result<Symbol> {
     for h in heads {
         let (id, index) = entry(h, nodes.len(), "head")?;
         if index >= nodes[id].num_visible_outputs() {
-            return Err(bad(format!("head reads output {index} of '{}', which has {}", nodes[id].name, nodes[id].num_visible_outputs())));
+            return Err(bad(format!(
+                "head reads output {index} of '{}', which has {}",
+                nodes[id].name,
+                nodes[id].num_visible_outputs()
+            )));
         }
         outputs.push(NodeOut { node: nodes[id].clone(), index });
     }

@@ -101,7 +101,7 @@ pub fn check(what: &str, op: &OpRef, inputs: &[NDArray], rng: &mut Rng, second: 
 
 /// The same gradients through the autograd tape, which gives the rule only the tensors the op
 /// declares in `saves()` (placeholders for the rest): a wrong declaration shows up here.
-fn check_tape(what: &str, op: &OpRef, inputs: &[NDArray], v: &[NDArray], want: &[NDArray]) {
+pub fn check_tape(what: &str, op: &OpRef, inputs: &[NDArray], v: &[NDArray], want: &[NDArray]) {
     use ferrograd::autograd::{self, BackwardArgs, Entry, GradReq};
     let xs: Vec<NDArray> = inputs
         .iter()
@@ -210,7 +210,7 @@ fn second_by_rules(op: &OpRef, inputs: &[NDArray], v: &[NDArray], w: &[NDArray])
         .collect()
 }
 
-fn check_second(what: &str, op: &OpRef, inputs: &[NDArray], v: &[NDArray], rng: &mut Rng) {
+pub fn check_second(what: &str, op: &OpRef, inputs: &[NDArray], v: &[NDArray], rng: &mut Rng) {
     let w: Vec<NDArray> = inputs
         .iter()
         .map(|x| {

@@ -4,8 +4,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-mod elem_extra_cases;
 mod conv_cases;
+mod elem_extra_cases;
 mod errors;
 mod forward_elem;
 mod forward_indexing;
@@ -13,8 +13,10 @@ mod forward_reduce;
 mod forward_shape;
 mod grad;
 mod gradcheck;
-mod ordering_cases;
+mod nn_cases;
+mod nn_loss_cases;
 mod norm_cases;
+mod ordering_cases;
 mod pool_cases;
 mod registry;
 mod shape_more_cases;
@@ -47,13 +49,27 @@ family_tests! {
     forward_elem_extra, grad_elem_extra => "elem_extra";
     forward_ordering, grad_ordering => "ordering";
     forward_conv, grad_conv => "conv";
+    forward_nn, grad_nn => "nn";
+    forward_loss, grad_loss => "loss";
 }
 
 #[test]
 fn every_family_has_tests() {
     // The macro above instantiates exactly these families.
     let tested = [
-        "unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra", "ordering", "conv",
+        "unary",
+        "binary",
+        "scalar",
+        "reduce",
+        "matmul",
+        "shape",
+        "indexing",
+        "shape_more",
+        "elem_extra",
+        "ordering",
+        "conv",
+        "nn",
+        "loss",
     ];
     assert_eq!(table::FAMILIES, tested);
 }

@@ -84,11 +84,19 @@ fn entry_metadata_matches_op() {
     for e in ENTRIES {
         let Some(c) = table.iter().find(|c| c.name == e.name) else { continue };
         let op = create(e.name, &attrs_of(e.name, &(c.params)())).unwrap();
-        // Registry inputs are the arguments then the auxiliary states; a trailing `?` marks an
-        // optional input (present with the sample parameters).
-        let args: Vec<&str> = e.args.iter().map(|a| a.trim_end_matches('?')).collect();
-        let want: Vec<&str> = op.arg_names().iter().chain(op.aux_names()).copied().collect();
-        assert_eq!(args, want, "{}: registry args vs Op::arg_names + aux_names", e.name);
+        // Registry inputs are the arguments then the auxiliary states. A trailing "name?" is an
+        // optional input: the op lists it or not, depending on its parameters (FullyConnected's
+        // bias with no_bias, LeakyReLU's gamma for prelu).
+        let full: Vec<&str> = e.args.iter().map(|a| a.trim_end_matches('?')).collect();
+        let without = if e.args.last().is_some_and(|a| a.ends_with('?')) { &full[..full.len() - 1] } else { &full[..] };
+        let got: Vec<&str> = op.arg_names().iter().chain(op.aux_names()).copied().collect();
+        assert!(
+            got == full || got == without,
+            "{}: registry args {:?} vs Op::arg_names + aux_names {:?}",
+            e.name,
+            e.args,
+            got
+        );
         assert!(!e.doc.is_empty(), "{}: empty doc", e.name);
         for (k, _) in (c.params)() {
             assert!(e.params.contains(&k), "{}: sample parameter {k} not declared", e.name);

@@ -11,6 +11,7 @@ use crate::{
     conv_cases as cc, forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs,
     grad as gr, norm_cases as nc, pool_cases as pc,
 };
+use crate::{nn_cases as nn, nn_loss_cases as nl};
 
 pub type CaseFn = fn(&'static str);
 
@@ -27,7 +28,19 @@ pub struct Case {
 
 pub const NONDIFF: Option<CaseFn> = None;
 pub const FAMILIES: &[&str] = &[
-    "unary", "binary", "scalar", "reduce", "matmul", "shape", "indexing", "shape_more", "elem_extra", "ordering", "conv",
+    "unary",
+    "binary",
+    "scalar",
+    "reduce",
+    "matmul",
+    "shape",
+    "indexing",
+    "shape_more",
+    "elem_extra",
+    "ordering",
+    "conv",
+    "nn",
+    "loss",
 ];
 
 fn none() -> Params {
@@ -65,6 +78,15 @@ fn upsampling_p() -> Params {
 }
 fn scatter_p() -> Params {
     vec![("shape", tuple(&[3, 2]))]
+}
+fn fc_p() -> Params {
+    vec![("num_hidden", int(3))]
+}
+fn emb_p() -> Params {
+    vec![("input_dim", int(4)), ("output_dim", int(3))]
+}
+fn act_p() -> Params {
+    vec![("act_type", string("relu"))]
 }
 
 fn split_p() -> Params {
@@ -285,6 +307,28 @@ table! {
     "UpSampling" => conv, upsampling_p, pc::upsampling, Some(pc::upsampling_grad);
     "L2Normalization" => conv, none, nc::l2_normalization, Some(nc::l2_normalization_grad);
     "Deconvolution" => conv, conv_p, cc::deconvolution, Some(cc::deconvolution_grad);
+    "FullyConnected" => nn, fc_p, nn::fully_connected, Some(nn::fully_connected_grad);
+    "linalg_gemm2" => nn, none, nn::linalg_gemm2, Some(nn::linalg_gemm2_grad);
+    "Embedding" => nn, emb_p, nn::embedding, Some(nn::embedding_grad);
+    "Activation" => nn, act_p, nn::activation, Some(nn::activation_grad);
+    "LeakyReLU" => nn, none, nn::leaky_relu, Some(nn::leaky_relu_grad);
+    "softmax" => nn, none, nn::softmax, Some(nn::softmax_grad);
+    "log_softmax" => nn, none, nn::softmax, Some(nn::softmax_grad);
+    "softmin" => nn, none, nn::softmax, Some(nn::softmax_grad);
+    "_backward_softmax" => nn, none, nn::softmax_backward, Some(nn::softmax_backward_grad);
+    "_backward_log_softmax" => nn, none, nn::softmax_backward, Some(nn::softmax_backward_grad);
+    "_backward_softmin" => nn, none, nn::softmax_backward, Some(nn::softmax_backward_grad);
+    "SoftmaxActivation" => nn, none, nn::softmax_activation, Some(nn::softmax_activation_grad);
+    "SoftmaxOutput" => loss, none, nl::softmax_output, Some(nl::softmax_output_grad);
+    "_backward_SoftmaxOutput" => loss, none, nl::softmax_output_backward, Some(nl::softmax_output_backward_grad);
+    "softmax_cross_entropy" => loss, none, nl::softmax_cross_entropy, Some(nl::softmax_cross_entropy_grad);
+    "LinearRegressionOutput" => loss, none, nl::regression_output, Some(nl::regression_output_grad);
+    "LogisticRegressionOutput" => loss, none, nl::regression_output, Some(nl::regression_output_grad);
+    "MAERegressionOutput" => loss, none, nl::regression_output, Some(nl::regression_output_grad);
+    "MakeLoss" => loss, none, nl::make_loss, Some(nl::make_loss_grad);
+    "make_loss" => loss, none, nl::make_loss, Some(nl::make_loss_grad);
+    "BlockGrad" => loss, none, nl::block_grad, Some(nl::block_grad_grad);
+    "Dropout" => loss, none, nl::dropout, Some(nl::dropout_grad);
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.

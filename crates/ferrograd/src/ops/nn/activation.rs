@@ -1,0 +1,340 @@
+//! `Activation` (relu, sigmoid, softrelu, softsign, tanh) and `LeakyReLU` (leaky, elu, selu,
+//! gelu, prelu).
+//!
+//! relu, sigmoid, tanh and softsign run the vectorised unary kernels and reuse their gradient
+//! rules. `softrelu(x) = log(1 + e^x)`, computed as `max(x, 0) + log1p(e^-|x|)` (no overflow, no
+//! loss of precision for very negative x). Kinks: relu and the leaky family use the `x > 0`
+//! branch's derivative only for `x > 0`, so at exactly 0 the derivative is the negative side's
+//! (0 for relu, `slope` for leaky, `slope` for elu, `λ·α` for selu, `gamma` for prelu).
+//!
+//! `gelu` is MXNet 1.x's tanh approximation
+//! `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`. `rrelu` is not supported.
+
+use std::sync::Arc;
+
+use ferrograd_kernels::par::Cost;
+use ferrograd_kernels::unary_binary::unary;
+use ferrograd_kernels::Element;
+
+use super::{choice, float_only};
+use crate::error::{fmt_shape, Error, Result};
+use crate::ndarray::{Meta, NDArray};
+use crate::ops::attrs::fmt_float;
+use crate::ops::binary::BinaryKind;
+use crate::ops::unary::{Unary, UnaryKind};
+use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
+use crate::with_float_dtype;
+
+/// `out = f(x)` elementwise in f64 for any float dtype.
+fn map_f64(x: &NDArray, out: &mut NDArray, f: impl Fn(f64) -> f64 + Copy + Send + Sync) -> Result<()> {
+    let src = x.snapshot();
+    with_float_dtype!(x.dtype(), T => {
+        let s = src.slice::<T>().unwrap_or_default();
+        out.write_out::<T, _>(|o| unary(s, x.layout(), o, Cost::Heavy, move |v: T| T::from_f64(f(v.to_f64()))))
+    }, else Err(Error::DType(format!("activation: data must have a float dtype, got {}", x.dtype()))))
+}
+
+#[inline]
+fn softrelu(x: f64) -> f64 {
+    x.max(0.0) + (-x.abs()).exp().ln_1p()
+}
+
+/// Which `Activation`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ActType {
+    Relu,
+    Sigmoid,
+    Softrelu,
+    Softsign,
+    Tanh,
+}
+
+impl ActType {
+    fn name(self) -> &'static str {
+        match self {
+            ActType::Relu => "relu",
+            ActType::Sigmoid => "sigmoid",
+            ActType::Softrelu => "softrelu",
+            ActType::Softsign => "softsign",
+            ActType::Tanh => "tanh",
+        }
+    }
+    /// The unary op with the same function, if any.
+    fn unary(self) -> Option<Unary> {
+        let kind = match self {
+            ActType::Relu => UnaryKind::Relu,
+            ActType::Sigmoid => UnaryKind::Sigmoid,
+            ActType::Softsign => UnaryKind::Softsign,
+            ActType::Tanh => UnaryKind::Tanh,
+            ActType::Softrelu => return None,
+        };
+        Some(Unary { kind })
+    }
+}
+
+/// `Activation(data, act_type)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Activation {
+    pub act: ActType,
+}
+
+impl Op for Activation {
+    fn name(&self) -> &'static str {
+        "Activation"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("act_type", self.act.name().to_string())]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        float_only("Activation", "data", inputs[0].dtype)?;
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        match self.act.unary() {
+            Some(u) => u.forward(ctx, inputs, outputs),
+            None => map_f64(&inputs[0], &mut outputs[0], softrelu),
+        }
+    }
+    fn saves(&self) -> Saves {
+        match self.act.unary() {
+            Some(u) => u.saves(),
+            None => Saves::Inputs,
+        }
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        match self.act.unary() {
+            Some(u) => u.grad(g, inputs, outputs, og),
+            None => {
+                // d softrelu / dx = sigmoid(x).
+                let s = g.unary(UnaryKind::Sigmoid, inputs[0])?;
+                Ok(vec![Some(g.mul(og[0], s)?)])
+            }
+        }
+    }
+}
+
+/// Which `LeakyReLU`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LeakyType {
+    Leaky,
+    Elu,
+    Selu,
+    Gelu,
+    Prelu,
+}
+
+impl LeakyType {
+    fn name(self) -> &'static str {
+        match self {
+            LeakyType::Leaky => "leaky",
+            LeakyType::Elu => "elu",
+            LeakyType::Selu => "selu",
+            LeakyType::Gelu => "gelu",
+            LeakyType::Prelu => "prelu",
+        }
+    }
+}
+
+const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
+const SELU_LAMBDA: f64 = 1.050_700_987_355_480_5;
+const GELU_C: f64 = 0.044_715;
+const GELU_K: f64 = 0.797_884_560_802_865_4; // √(2/π)
+
+/// `LeakyReLU(data, gamma?, act_type, slope)`; `gamma` only for prelu.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LeakyReLU {
+    pub act: LeakyType,
+    pub slope: f64,
+}
+
+impl LeakyReLU {
+    /// The shape `gamma` broadcasts to against data of `shape`: `(1, C, 1, ...)`.
+    fn gamma_bshape(&self, shape: &[usize], gamma: &[usize]) -> Result<Vec<usize>> {
+        let n: usize = gamma.iter().product();
+        let c = if shape.len() >= 2 { shape[1] } else { 1 };
+        if gamma.len() > 1 || (n != c && n != 1) {
+            return Err(Error::Shape(format!(
+                "LeakyReLU: prelu gamma must have shape ({c},) (the channels, axis 1) or (1,) for data {}, got {}",
+                fmt_shape(shape),
+                fmt_shape(gamma)
+            )));
+        }
+        let mut b = vec![1; shape.len()];
+        if shape.len() >= 2 {
+            b[1] = n;
+        } else if shape.len() == 1 {
+            b[0] = 1;
+        }
+        Ok(b)
+    }
+}
+
+impl Op for LeakyReLU {
+    fn name(&self) -> &'static str {
+        "LeakyReLU"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        if self.act == LeakyType::Prelu {
+            &["data", "gamma"]
+        } else {
+            &["data"]
+        }
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![("act_type", self.act.name().to_string())];
+        if self.slope != 0.25 {
+            v.push(("slope", fmt_float(self.slope)));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        float_only("LeakyReLU", "data", inputs[0].dtype)?;
+        if self.act == LeakyType::Prelu {
+            self.gamma_bshape(&inputs[0].shape, &inputs[1].shape)?;
+            if inputs[1].dtype != inputs[0].dtype {
+                return Err(Error::DType(format!(
+                    "LeakyReLU: gamma dtype {} must match data dtype {}",
+                    inputs[1].dtype, inputs[0].dtype
+                )));
+            }
+        }
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let x = &inputs[0];
+        let a = self.slope;
+        match self.act {
+            LeakyType::Leaky => map_f64(x, &mut outputs[0], move |v| if v > 0.0 { v } else { a * v }),
+            LeakyType::Elu => map_f64(x, &mut outputs[0], move |v| if v > 0.0 { v } else { a * v.exp_m1() }),
+            LeakyType::Selu => {
+                map_f64(x, &mut outputs[0], |v| SELU_LAMBDA * if v > 0.0 { v } else { SELU_ALPHA * v.exp_m1() })
+            }
+            LeakyType::Gelu => {
+                map_f64(x, &mut outputs[0], |v| 0.5 * v * (1.0 + (GELU_K * (v + GELU_C * v * v * v)).tanh()))
+            }
+            LeakyType::Prelu => {
+                let bshape = self.gamma_bshape(x.shape(), inputs[1].shape())?;
+                let gamma = inputs[1].reshape(&bshape)?.broadcast_to(x.shape())?;
+                let gv = gamma.to_contiguous().to_f64_vec();
+                let xv = x.to_contiguous();
+                let src = xv.snapshot();
+                with_float_dtype!(x.dtype(), T => {
+                    let s = &src.slice::<T>().unwrap_or_default()[xv.layout().contiguous_range().unwrap_or(0..0)];
+                    outputs[0].write_out::<T, _>(|o| {
+                        for ((o, &v), &gm) in o.iter_mut().zip(s).zip(&gv) {
+                            let v = v.to_f64();
+                            *o = T::from_f64(if v > 0.0 { v } else { gm * v });
+                        }
+                    })
+                }, else Err(Error::DType("LeakyReLU: data must have a float dtype".into())))
+            }
+        }
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let (x, h) = (inputs[0], og[0]);
+        match self.act {
+            LeakyType::Leaky => {
+                // d = slope + (1 - slope)·[x > 0]
+                let m = g.scalar(BinaryKind::Gt, x, 0.0, false)?;
+                let d = g.mul_scalar(m, 1.0 - self.slope)?;
+                let d = g.add_scalar(d, self.slope)?;
+                Ok(vec![Some(g.mul(h, d)?)])
+            }
+            LeakyType::Elu | LeakyType::Selu => {
+                // d = [x > 0] + [x <= 0]·c·exp(min(x, 0)), scaled by λ for selu.
+                let (c, lam) = if self.act == LeakyType::Elu {
+                    (self.slope, 1.0)
+                } else {
+                    (SELU_ALPHA * SELU_LAMBDA, SELU_LAMBDA)
+                };
+                let m = g.scalar(BinaryKind::Gt, x, 0.0, false)?;
+                let nm = g.rsub_scalar(1.0, m)?;
+                let xm = g.scalar(BinaryKind::Minimum, x, 0.0, false)?;
+                let e = g.unary(UnaryKind::Exp, xm)?;
+                let e = g.mul_scalar(e, c)?;
+                let neg = g.mul(nm, e)?;
+                let pos = g.mul_scalar(m, lam)?;
+                let d = g.add(pos, neg)?;
+                Ok(vec![Some(g.mul(h, d)?)])
+            }
+            LeakyType::Gelu => {
+                // y = 0.5·x·(1 + t), t = tanh(u), u = k·(x + c·x³):
+                // dy/dx = 0.5·(1 + t) + 0.5·x·(1 - t²)·k·(1 + 3c·x²).
+                let x2 = g.mul(x, x)?;
+                let x3 = g.mul(x2, x)?;
+                let u = g.mul_scalar(x3, GELU_C)?;
+                let u = g.add(u, x)?;
+                let u = g.mul_scalar(u, GELU_K)?;
+                let t = g.unary(UnaryKind::Tanh, u)?;
+                let a = g.add_scalar(t, 1.0)?;
+                let a = g.mul_scalar(a, 0.5)?;
+                let t2 = g.mul(t, t)?;
+                let sech2 = g.rsub_scalar(1.0, t2)?;
+                let du = g.mul_scalar(x2, 3.0 * GELU_C * GELU_K)?;
+                let du = g.add_scalar(du, GELU_K)?;
+                let b = g.mul(sech2, du)?;
+                let b = g.mul(b, x)?;
+                let b = g.mul_scalar(b, 0.5)?;
+                let d = g.add(a, b)?;
+                Ok(vec![Some(g.mul(h, d)?)])
+            }
+            LeakyType::Prelu => {
+                let gamma = inputs[1];
+                let (xs, gs) = (g.shape(x), g.shape(gamma));
+                let bshape = self.gamma_bshape(&xs, &gs)?;
+                let gb = g.reshape(gamma, &bshape)?;
+                let m = g.scalar(BinaryKind::Gt, x, 0.0, false)?;
+                let nm = g.rsub_scalar(1.0, m)?;
+                // dx = h·([x > 0] + [x <= 0]·gamma), dgamma = Σ h·x·[x <= 0] over all but axis 1.
+                let ng = g.mul(nm, gb)?;
+                let d = g.add(m, ng)?;
+                let gx = g.mul(h, d)?;
+                let hx = g.mul(h, x)?;
+                let hxn = g.mul(hx, nm)?;
+                let axes: Vec<i64> =
+                    (0..xs.len()).filter(|&d| !(xs.len() >= 2 && d == 1 && bshape[1] != 1)).map(|d| d as i64).collect();
+                let s = if axes.is_empty() { hxn } else { g.sum_axes(hxn, axes, true)? };
+                let gg = g.reshape(s, &gs)?;
+                Ok(vec![Some(gx), Some(gg)])
+            }
+        }
+    }
+}
+
+/// Registry builder for `Activation`.
+pub fn activation_op(a: &Attrs) -> Result<OpRef> {
+    let t = a.str_or("act_type", "")?;
+    if t.is_empty() {
+        return Err(Error::Value("Activation: required parameter 'act_type' is missing".into()));
+    }
+    let act = match choice("Activation", "act_type", t, &["relu", "sigmoid", "softrelu", "softsign", "tanh"])? {
+        "relu" => ActType::Relu,
+        "sigmoid" => ActType::Sigmoid,
+        "softrelu" => ActType::Softrelu,
+        "softsign" => ActType::Softsign,
+        _ => ActType::Tanh,
+    };
+    Ok(Arc::new(Activation { act }))
+}
+
+/// Registry builder for `LeakyReLU` (`lower_bound`/`upper_bound` are accepted for rrelu's
+/// signature but rrelu itself is rejected).
+pub fn leaky_relu_op(a: &Attrs) -> Result<OpRef> {
+    let t = a.str_or("act_type", "leaky")?;
+    if t == "rrelu" {
+        return Err(Error::Value("LeakyReLU: act_type 'rrelu' is not supported".into()));
+    }
+    let act = match choice("LeakyReLU", "act_type", t, &["leaky", "elu", "selu", "gelu", "prelu"])? {
+        "leaky" => LeakyType::Leaky,
+        "elu" => LeakyType::Elu,
+        "selu" => LeakyType::Selu,
+        "gelu" => LeakyType::Gelu,
+        _ => LeakyType::Prelu,
+    };
+    a.f64_or("lower_bound", 0.125)?;
+    a.f64_or("upper_bound", 0.334)?;
+    Ok(Arc::new(LeakyReLU { act, slope: a.f64_or("slope", 0.25)? }))
+}

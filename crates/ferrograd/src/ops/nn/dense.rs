@@ -1,0 +1,390 @@
+//! `FullyConnected`, `linalg_gemm2` and `Embedding`.
+//!
+//! `FullyConnected` computes `data·weightᵀ + bias` with one GEMM whose output is pre-filled with
+//! the bias (weight is read transposed through strides, never copied). Its gradient is three
+//! ops: `dot(g, weight)`, `dot(gᵀ, data)` and `sum(g, axis=0)`.
+//!
+//! `Embedding` is `take(weight, data, axis=0, mode='clip')`: as in MXNet's CPU kernel, indices
+//! outside `[0, input_dim)` are clipped to the nearest valid row (float indices truncate toward
+//! zero). Its weight gradient is `_backward_take` (a scatter-add).
+
+use std::sync::Arc;
+
+use ferrograd_kernels::matmul::{gemm, GemmElement};
+use ferrograd_kernels::Element;
+
+use super::{dense, float_only};
+use crate::dtype::DType;
+use crate::error::{fmt_shape, Error, Result};
+use crate::ndarray::{Meta, NDArray};
+use crate::ops::attrs::fmt_float;
+use crate::ops::indexing::{Take, TakeGrad, TakeMode};
+use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
+
+/// Runs a float kernel natively in f32/f64 (float16 through f32), else a DType error.
+macro_rules! float_kernel {
+    ($op:expr, $dt:expr, $T:ident => $body:expr) => {
+        match $dt {
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            other => Err(Error::DType(format!("{}: unsupported dtype {other}", $op))),
+        }
+    };
+}
+
+/// Recomputes `op` in float32 for float16 inputs and casts the outputs back.
+fn via_f32(op: &dyn Op, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+    let xs: Vec<NDArray> = inputs.iter().map(|x| x.astype(DType::F32)).collect();
+    let outs = crate::ops::run(op, &Ctx::default(), &xs)?;
+    for (o, r) in outputs.iter_mut().zip(outs) {
+        *o = r.astype(DType::F16);
+    }
+    Ok(())
+}
+
+fn same_dtype(op: &str, names: &[&str], metas: &[Meta]) -> Result<()> {
+    float_only(op, names[0], metas[0].dtype)?;
+    for (n, m) in names.iter().zip(metas).skip(1) {
+        if m.dtype != metas[0].dtype {
+            return Err(Error::DType(format!(
+                "{op}: {n} has dtype {}, but {} has dtype {}",
+                m.dtype, names[0], metas[0].dtype
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `FullyConnected(data, weight, bias?, num_hidden, no_bias=False, flatten=True)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FullyConnected {
+    pub num_hidden: usize,
+    pub no_bias: bool,
+    pub flatten: bool,
+}
+
+impl FullyConnected {
+    /// `(rows, in_features, output shape)`.
+    fn dims(&self, data: &[usize]) -> Result<(usize, usize, Vec<usize>)> {
+        if data.is_empty() {
+            return Err(Error::Shape("FullyConnected: data must have at least one dimension, got shape ()".into()));
+        }
+        if self.flatten {
+            Ok((data[0], data[1..].iter().product(), vec![data[0], self.num_hidden]))
+        } else {
+            let (lead, k) = (&data[..data.len() - 1], data[data.len() - 1]);
+            let mut out = lead.to_vec();
+            out.push(self.num_hidden);
+            Ok((lead.iter().product(), k, out))
+        }
+    }
+}
+
+impl Op for FullyConnected {
+    fn name(&self) -> &'static str {
+        "FullyConnected"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        if self.no_bias {
+            &["data", "weight"]
+        } else {
+            &["data", "weight", "bias"]
+        }
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![("num_hidden", self.num_hidden.to_string())];
+        if self.no_bias {
+            v.push(("no_bias", "True".into()));
+        }
+        if !self.flatten {
+            v.push(("flatten", "False".into()));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        same_dtype("FullyConnected", self.arg_names(), inputs)?;
+        let (_, k, out) = self.dims(&inputs[0].shape)?;
+        let w = &inputs[1].shape;
+        if w.as_slice() != [self.num_hidden, k] {
+            return Err(Error::Shape(format!(
+                "FullyConnected: weight must have shape ({}, {k}) (num_hidden, input features) for data {}, got {}",
+                self.num_hidden,
+                fmt_shape(&inputs[0].shape),
+                fmt_shape(w)
+            )));
+        }
+        if !self.no_bias && inputs[2].shape.as_slice() != [self.num_hidden] {
+            return Err(Error::Shape(format!(
+                "FullyConnected: bias must have shape ({},) (num_hidden), got {}",
+                self.num_hidden,
+                fmt_shape(&inputs[2].shape)
+            )));
+        }
+        Ok(vec![Meta::new(&out, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let dt = inputs[0].dtype();
+        if dt == DType::F16 {
+            return via_f32(self, inputs, outputs);
+        }
+        let (m, k, _) = self.dims(inputs[0].shape())?;
+        let h = self.num_hidden;
+        let (bx, rx) = dense(&inputs[0]);
+        let (bw, rw) = dense(&inputs[1]);
+        let bias = if self.no_bias { None } else { Some(dense(&inputs[2])) };
+        float_kernel!("FullyConnected", dt, T => {
+            let x = &bx.slice::<T>().unwrap_or_default()[rx];
+            let w = &bw.slice::<T>().unwrap_or_default()[rw];
+            let b = bias.as_ref().map(|(bb, rb)| &bb.slice::<T>().unwrap_or_default()[rb.clone()]);
+            outputs[0].write_out::<T, _>(|o| fc_forward(m, k, h, x, w, b, o))
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let (x, w) = (inputs[0], inputs[1]);
+        let xs = g.shape(x);
+        let (m, k, _) = self.dims(&xs)?;
+        let gy = g.reshape(og[0], &[m, self.num_hidden])?;
+        let x2 = g.reshape(x, &[m, k])?;
+        let gx = g.dot(gy, w, false, false, false)?;
+        let gx = g.reshape(gx, &xs)?;
+        let gw = g.dot(gy, x2, true, false, false)?;
+        let mut v = vec![Some(gx), Some(gw)];
+        if !self.no_bias {
+            v.push(Some(g.sum_axes(gy, vec![0], false)?));
+        }
+        Ok(v)
+    }
+}
+
+/// `out (m×h) = x (m×k) · wᵀ (+ bias per row)`.
+fn fc_forward<T: GemmElement>(m: usize, k: usize, h: usize, x: &[T], w: &[T], b: Option<&[T]>, o: &mut [T]) {
+    if let Some(b) = b {
+        for row in o.chunks_exact_mut(h.max(1)) {
+            row.copy_from_slice(&b[..row.len()]);
+        }
+    }
+    if m == 0 || h == 0 {
+        return;
+    }
+    if k == 0 {
+        if b.is_none() {
+            o.fill(T::zero());
+        }
+        return;
+    }
+    // wᵀ as a (k×h) operand: element (p, j) = w[j·k + p].
+    gemm(m, h, k, x, (0, k as isize, 1), w, (0, 1, k as isize), o, b.is_some());
+}
+
+/// `linalg_gemm2(A, B, transpose_a, transpose_b, alpha)`: `alpha·op(A)·op(B)` over the last two
+/// axes, batched over equal leading axes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinalgGemm2 {
+    pub transpose_a: bool,
+    pub transpose_b: bool,
+    pub alpha: f64,
+}
+
+impl LinalgGemm2 {
+    /// `(batch, m, k, n, output shape)`.
+    fn dims(&self, a: &[usize], b: &[usize]) -> Result<(usize, usize, usize, usize, Vec<usize>)> {
+        let bad = |why: &str| {
+            Error::Shape(format!(
+                "linalg_gemm2: {why}: A {} and B {} (transpose_a={}, transpose_b={})",
+                fmt_shape(a),
+                fmt_shape(b),
+                self.transpose_a,
+                self.transpose_b
+            ))
+        };
+        if a.len() < 2 || b.len() < 2 {
+            return Err(bad("both operands need at least 2 dimensions"));
+        }
+        if a.len() != b.len() || a[..a.len() - 2] != b[..b.len() - 2] {
+            return Err(bad("leading (batch) dimensions must be equal"));
+        }
+        let (ar, ac) = (a[a.len() - 2], a[a.len() - 1]);
+        let (br, bc) = (b[b.len() - 2], b[b.len() - 1]);
+        let (m, ka) = if self.transpose_a { (ac, ar) } else { (ar, ac) };
+        let (kb, n) = if self.transpose_b { (bc, br) } else { (br, bc) };
+        if ka != kb {
+            return Err(bad("inner dimensions do not match"));
+        }
+        let lead = &a[..a.len() - 2];
+        let mut out = lead.to_vec();
+        out.extend([m, n]);
+        Ok((lead.iter().product(), m, ka, n, out))
+    }
+}
+
+impl Op for LinalgGemm2 {
+    fn name(&self) -> &'static str {
+        "linalg_gemm2"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["A", "B"]
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = Vec::new();
+        if self.transpose_a {
+            v.push(("transpose_a", "True".into()));
+        }
+        if self.transpose_b {
+            v.push(("transpose_b", "True".into()));
+        }
+        if self.alpha != 1.0 {
+            v.push(("alpha", fmt_float(self.alpha)));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        same_dtype("linalg_gemm2", &["A", "B"], inputs)?;
+        let (.., out) = self.dims(&inputs[0].shape, &inputs[1].shape)?;
+        Ok(vec![Meta::new(&out, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let dt = inputs[0].dtype();
+        if dt == DType::F16 {
+            return via_f32(self, inputs, outputs);
+        }
+        let (batch, m, k, n, _) = self.dims(inputs[0].shape(), inputs[1].shape())?;
+        let (ba, ra) = dense(&inputs[0]);
+        let (bb, rb) = dense(&inputs[1]);
+        // Row-major strides of each stored matrix, swapped when transposed.
+        let av = if self.transpose_a { (1, m as isize) } else { (k as isize, 1) };
+        let bv = if self.transpose_b { (1, k as isize) } else { (n as isize, 1) };
+        let alpha = self.alpha;
+        float_kernel!("linalg_gemm2", dt, T => {
+            let a = &ba.slice::<T>().unwrap_or_default()[ra];
+            let b = &bb.slice::<T>().unwrap_or_default()[rb];
+            outputs[0].write_out::<T, _>(|o| {
+                if m * n == 0 {
+                    return;
+                }
+                for (i, c) in o.chunks_exact_mut(m * n).enumerate().take(batch) {
+                    gemm(m, n, k, a, (i * m * k, av.0, av.1), b, (i * k * n, bv.0, bv.1), c, false);
+                    if alpha != 1.0 {
+                        let s = T::from_f64(alpha);
+                        c.iter_mut().for_each(|v| *v *= s);
+                    }
+                }
+            })
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let (a, b, gc) = (inputs[0], inputs[1], og[0]);
+        let (ta, tb, alpha) = (self.transpose_a, self.transpose_b, self.alpha);
+        let mk = |transpose_a, transpose_b| LinalgGemm2 { transpose_a, transpose_b, alpha };
+        let ga = if ta { g.apply1(mk(tb, true), &[b, gc])? } else { g.apply1(mk(false, !tb), &[gc, b])? };
+        let gb = if tb { g.apply1(mk(true, ta), &[gc, a])? } else { g.apply1(mk(!ta, false), &[a, gc])? };
+        Ok(vec![Some(ga), Some(gb)])
+    }
+}
+
+/// `Embedding(data, weight, input_dim, output_dim, dtype)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Embedding {
+    pub input_dim: usize,
+    pub output_dim: usize,
+    pub dtype: DType,
+}
+
+impl Op for Embedding {
+    fn name(&self) -> &'static str {
+        "Embedding"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["data", "weight"]
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![("input_dim", self.input_dim.to_string()), ("output_dim", self.output_dim.to_string())];
+        if self.dtype != DType::F32 {
+            v.push(("dtype", self.dtype.name().to_string()));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let (d, w) = (&inputs[0], &inputs[1]);
+        if w.shape.as_slice() != [self.input_dim, self.output_dim] {
+            return Err(Error::Shape(format!(
+                "Embedding: weight must have shape ({}, {}) (input_dim, output_dim), got {}",
+                self.input_dim,
+                self.output_dim,
+                fmt_shape(&w.shape)
+            )));
+        }
+        float_only("Embedding", "weight", w.dtype)?;
+        let mut s = d.shape.to_vec();
+        s.push(self.output_dim);
+        Ok(vec![Meta::new(&s, w.dtype)])
+    }
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        if self.input_dim == 0 && inputs[0].size() > 0 {
+            return Err(Error::Index("Embedding: cannot look up indices in a weight with input_dim 0".into()));
+        }
+        if inputs[0].size() == 0 {
+            return Ok(());
+        }
+        Take { axis: 0, mode: TakeMode::Clip }.forward(ctx, &[inputs[1].clone(), inputs[0].clone()], outputs)
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let back = TakeGrad { axis: 0, mode: TakeMode::Clip, shape: vec![self.input_dim, self.output_dim] };
+        Ok(vec![None, Some(g.apply1(back, &[og[0], inputs[0]])?)])
+    }
+}
+
+fn usize_req(a: &Attrs, key: &str) -> Result<usize> {
+    let v = a.int_or(key, -1)?;
+    if v < 0 {
+        return Err(Error::Value(format!("{}: required parameter '{key}' is missing or negative", a.op)));
+    }
+    Ok(v as usize)
+}
+
+/// Registry builder for `FullyConnected`.
+pub fn fully_connected_op(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(FullyConnected {
+        num_hidden: usize_req(a, "num_hidden")?,
+        no_bias: a.bool_or("no_bias", false)?,
+        flatten: a.bool_or("flatten", true)?,
+    }))
+}
+
+/// Registry builder for `linalg_gemm2` (`axis` must be the default -2).
+pub fn linalg_gemm2_op(a: &Attrs) -> Result<OpRef> {
+    if a.int_or("axis", -2)? != -2 {
+        return Err(Error::Value("linalg_gemm2: only axis=-2 (matrices in the last two axes) is supported".into()));
+    }
+    Ok(Arc::new(LinalgGemm2 {
+        transpose_a: a.bool_or("transpose_a", false)?,
+        transpose_b: a.bool_or("transpose_b", false)?,
+        alpha: a.f64_or("alpha", 1.0)?,
+    }))
+}
+
+/// Registry builder for `Embedding`.
+pub fn embedding_op(a: &Attrs) -> Result<OpRef> {
+    if a.bool_or("sparse_grad", false)? {
+        return Err(Error::Value("Embedding: sparse_grad=True is not supported".into()));
+    }
+    Ok(Arc::new(Embedding {
+        input_dim: usize_req(a, "input_dim")?,
+        output_dim: usize_req(a, "output_dim")?,
+        dtype: DType::from_name(a.str_or("dtype", "float32")?)?,
+    }))
+}

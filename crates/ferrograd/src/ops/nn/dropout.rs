@@ -1,0 +1,103 @@
+//! `Dropout(data, p=0.5, mode='training', axes=())`.
+//!
+//! When active (training mode — `autograd.is_training()` / `forward(is_train=True)` — or
+//! `mode='always'`), each element is kept with probability `1 - p` and scaled by `1/(1 - p)`;
+//! `axes` share one draw along the listed axes (e.g. `axes=(2, 3)` drops whole channels). The
+//! scaled mask (0 or `1/(1-p)`, broadcast to the data's shape) is a hidden second output saved
+//! for the gradient `g·mask`. Otherwise the op is the identity (mask of ones). Draws come from the
+//! crate's Philox stream (`mx.random.seed` makes them reproducible). `p = 1` drops everything.
+
+use std::sync::Arc;
+
+use super::float_only;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ndarray::view::normalize_axis;
+use crate::ndarray::{Meta, NDArray};
+use crate::ops::attrs::{fmt_float, fmt_tuple};
+use crate::ops::binary::{Binary, BinaryKind};
+use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dropout {
+    pub p: f64,
+    pub always: bool,
+    pub axes: Vec<i64>,
+}
+
+impl Dropout {
+    /// The shape of one draw: the data's shape with `axes` set to 1.
+    fn mask_shape(&self, shape: &[usize]) -> Result<Vec<usize>> {
+        let mut m = shape.to_vec();
+        for &a in &self.axes {
+            m[normalize_axis("Dropout", a, shape.len())?] = 1;
+        }
+        Ok(m)
+    }
+}
+
+impl Op for Dropout {
+    fn name(&self) -> &'static str {
+        "Dropout"
+    }
+    fn num_outputs(&self) -> usize {
+        2
+    }
+    fn num_visible_outputs(&self) -> usize {
+        1
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let mut v = Vec::new();
+        if self.p != 0.5 {
+            v.push(("p", fmt_float(self.p)));
+        }
+        if self.always {
+            v.push(("mode", "always".into()));
+        }
+        if !self.axes.is_empty() {
+            v.push(("axes", fmt_tuple(&self.axes)));
+        }
+        v
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        float_only("Dropout", "data", inputs[0].dtype)?;
+        self.mask_shape(&inputs[0].shape)?;
+        Ok(vec![inputs[0].clone(), inputs[0].clone()])
+    }
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let x = &inputs[0];
+        let dt = x.dtype();
+        if !(ctx.is_train || self.always) || self.p == 0.0 {
+            outputs[0] = x.copy();
+            outputs[1] = NDArray::ones(x.shape(), dt);
+            return Ok(());
+        }
+        let ms = self.mask_shape(x.shape())?;
+        let keep = if self.p >= 1.0 { 0.0 } else { 1.0 / (1.0 - self.p) };
+        let u = crate::random::uniform(0.0, 1.0, &ms, DType::F64)?.to_f64_vec();
+        let m: Vec<f64> = u.into_iter().map(|v| if v >= self.p { keep } else { 0.0 }).collect();
+        let mask = NDArray::from_vec(m, &ms)?.astype(dt).broadcast_to(x.shape())?.to_contiguous_copy();
+        outputs[0] =
+            crate::ops::run1(&Binary { kind: BinaryKind::Mul, broadcast: false }, ctx, &[x.clone(), mask.clone()])?;
+        outputs[1] = mask;
+        Ok(())
+    }
+    fn saves(&self) -> Saves {
+        Saves::Outputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, _inputs: &[Val], outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![Some(g.mul(og[0], outputs[1])?)])
+    }
+}
+
+/// Registry builder for `Dropout` (`cudnn_off` is accepted and ignored).
+pub fn dropout_op(a: &Attrs) -> Result<OpRef> {
+    let p = a.f64_or("p", 0.5)?;
+    if !(0.0..=1.0).contains(&p) {
+        return Err(Error::Value(format!("Dropout: p must be in [0, 1], got {p}")));
+    }
+    let mode = super::choice("Dropout", "mode", a.str_or("mode", "training")?, &["training", "always"])?;
+    a.bool_or("cudnn_off", false)?;
+    let axes = a.tuple("axes")?.unwrap_or_default();
+    Ok(Arc::new(Dropout { p, always: mode == "always", axes }))
+}

@@ -1,0 +1,50 @@
+//! Neural-network ops: activations, the softmax family, loss ops (with MXNet's backward
+//! semantics), `FullyConnected`, `linalg_gemm2`, `Embedding` and `Dropout`.
+//!
+//! Loss ops (`SoftmaxOutput`, `*RegressionOutput`, `MakeLoss`) follow MXNet: their gradient rule
+//! returns the loss gradient and ignores the head gradient (spec §3.4); label inputs never get a
+//! gradient. Their rules are written from the inputs (recomputing e.g. the softmax) so that
+//! differentiating the rule again gives the derivative of that loss gradient.
+
+pub mod activation;
+pub mod dense;
+pub mod dropout;
+pub mod loss;
+pub mod softmax;
+
+use std::sync::Arc;
+
+use crate::buffer::Buffer;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ndarray::NDArray;
+
+/// Fails with a DType error unless `dt` is a float type.
+pub(crate) fn float_only(op: &str, arg: &str, dt: DType) -> Result<()> {
+    if dt.is_float() {
+        Ok(())
+    } else {
+        Err(Error::DType(format!("{op}: {arg} must have a float dtype (float16, float32, float64), got {dt}")))
+    }
+}
+
+/// The contiguous elements of `x` (copying only when its layout is not contiguous).
+pub(crate) fn dense(x: &NDArray) -> (Arc<Buffer>, std::ops::Range<usize>) {
+    let c = x.to_contiguous();
+    let range = c.layout().contiguous_range().unwrap_or(0..0); // ok: to_contiguous is contiguous
+    (c.snapshot(), range)
+}
+
+/// `(outer, n, inner)` of `shape` around `axis`.
+pub(crate) fn split3(shape: &[usize], axis: usize) -> (usize, usize, usize) {
+    (shape[..axis].iter().product(), shape[axis], shape[axis + 1..].iter().product())
+}
+
+/// Parses a string-valued choice, naming the op and parameter on failure.
+pub(crate) fn choice<'a>(op: &str, key: &str, v: &'a str, allowed: &[&str]) -> Result<&'a str> {
+    if allowed.contains(&v) {
+        Ok(v)
+    } else {
+        Err(Error::Value(format!("{op}: parameter '{key}' must be one of {}, got '{v}'", allowed.join(", "))))
+    }
+}
