@@ -1,9 +1,21 @@
 """ferrograd: MXNet 1.x's NDArray/autograd API on a Rust core. ``import ferrograd as mx``."""
 
-from . import autograd, base, context, gradient_check, ndarray, test_utils
+from . import (
+           attribute,
+           autograd,
+           base,
+           context,
+           executor,
+           gradient_check,
+           name,
+           ndarray,
+           symbol,
+           test_utils,
+)
 from . import ndarray as nd
 from . import numpy as np
 from . import numpy_extension as npx
+from . import symbol as sym
 from ._ferrograd import build_info
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
@@ -14,4 +26,4 @@ __version__ = "0.1.0"
 __all__ = ["autograd", "gradient_check", "test_utils", "nd", "ndarray", "base", "context",
            "random", "Context", "cpu", "cpu_pinned", "gpu", "num_gpus", "current_context",
            "MXNetError", "build_info"]
-__all__ += ["np", "npx"]
+__all__ += ["np", "npx", "symbol", "sym", "executor", "name", "attribute"]

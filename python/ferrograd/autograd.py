@@ -128,42 +128,15 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
             for g, v in zip(grads, variables, strict=True)]
 
 
-class _RecordedSymbol:
-    """The recorded history of an array (what ``get_symbol`` returns until the symbol module
-    wraps it): MXNet symbol JSON with ``var<N>`` arguments and ``node_<N>`` op nodes."""
-
-    def __init__(self, json_text):
-        import json
-
-        self._json = json_text
-        self._graph = json.loads(json_text)
-
-    def tojson(self):
-        """The graph in MXNet's symbol JSON format."""
-        return self._json
-
-    def list_arguments(self):
-        """Names of the graph's input variables, in order."""
-        nodes = self._graph["nodes"]
-        return [nodes[i]["name"] for i in self._graph["arg_nodes"]]
-
-    def list_outputs(self):
-        """Names of the graph's outputs (``<node>_output``)."""
-        nodes = self._graph["nodes"]
-        return [nodes[h[0]]["name"] + "_output" for h in self._graph["heads"]]
-
-
 def get_symbol(x):
-    """The recorded computation that produced ``x`` (variables ``var<N>``, ops ``node_<N>``)."""
+    """The recorded computation that produced ``x`` as a :class:`~ferrograd.symbol.Symbol`
+    (variables ``var<N>``, ops ``node_<N>``)."""
     if not isinstance(x, NDArray):
         raise AssertionError(
             f"get_symbol: Invalid argument type, expecting {NDArray}, got {type(x)}")
-    json_text = _native._ag_get_symbol_json(x)
-    try:
-        from .symbol import load_json
-    except ImportError:
-        return _RecordedSymbol(json_text)
-    return load_json(json_text)
+    from .symbol import load_json
+
+    return load_json(_native._ag_get_symbol_json(x))
 
 
 class Function:

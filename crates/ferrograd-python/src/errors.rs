@@ -59,6 +59,15 @@ pub fn is_heavy(elems: usize) -> bool {
 pub fn enter<T: Send>(py: Python<'_>, heavy: bool, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
     let guarded = || catch_unwind(AssertUnwindSafe(f));
     let r = if heavy { py.detach(guarded) } else { guarded() };
+    settle(py, r)
+}
+
+/// [`enter`] for work that calls back into Python (it keeps the GIL, so needs no `Send`).
+pub fn enter_with_gil<T>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error>) -> PyResult<T> {
+    settle(py, catch_unwind(AssertUnwindSafe(f)))
+}
+
+fn settle<T>(py: Python<'_>, r: std::thread::Result<Result<T, Error>>) -> PyResult<T> {
     match r {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(to_py(py, e)),

@@ -10,6 +10,7 @@ mod errors;
 mod indexing;
 mod interop;
 mod ndarray;
+mod symbol;
 
 use ferrograd::ops::{self, registry, AttrValue, Attrs};
 use ferrograd::{random, DType, NDArray};
@@ -20,7 +21,7 @@ use crate::errors::{enter, is_heavy, IntoPyResult};
 use crate::ndarray::PyNDArray;
 
 /// A Python keyword value as an op parameter.
-fn attr_value(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
+pub(crate) fn attr_value(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
     if v.is_none() {
         return Ok(AttrValue::None);
     }
@@ -196,6 +197,7 @@ fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     interop::register(m)?;
     autograd::register(m)?;
+    symbol::register(m)?;
     let _ = DType::F32;
     Ok(())
 }

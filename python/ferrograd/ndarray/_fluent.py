@@ -69,25 +69,25 @@ def _signature(names, defaults):
             [params[0]] + [_P(n, _P.POSITIONAL_OR_KEYWORD, default=None) for n in names])
 
 
-def _make(meth, opname, op, names, defaults, doc):
+def _make(meth, opname, op, names, defaults, doc, owner):
     n = len(names)
 
     def method(self, *args, **kwargs):
         if not args and not kwargs:
             return op(self)
         if len(args) > n:
-            raise DTypeError(f"NDArray.{meth}() takes at most {n} positional argument(s) "
+            raise DTypeError(f"{owner}.{meth}() takes at most {n} positional argument(s) "
                              f"({', '.join(names)}), got {len(args)}")
         kw = dict(zip(names, args, strict=False))
         for k, v in kwargs.items():
             if k in kw:
-                raise DTypeError(f"NDArray.{meth}() got multiple values for argument '{k}'")
+                raise DTypeError(f"{owner}.{meth}() got multiple values for argument '{k}'")
             kw[k] = v
         return op(self, **kw)
 
     method.__name__ = method.__qualname__ = meth
     method.__signature__ = _signature(names, defaults)
-    method.__doc__ = f"Fluent form of ``nd.{opname}(self, ...)``: {doc}"
+    method.__doc__ = f"Fluent form of ``{opname}(self, ...)``: {doc}"
     return method
 
 
@@ -96,11 +96,13 @@ def as_nd_ndarray(self):
     return self
 
 
-def attach(cls):
-    """Adds the fluent methods whose op is registered to the NDArray class ``cls``."""
-    from . import _registry  # the wrappers, with their argument checks
+def attach(cls, ops=None, owner="NDArray"):
+    """Adds the fluent methods whose op is registered to ``cls`` (NDArray, or Symbol with the
+    ``sym.<op>`` functions as ``ops``)."""
+    if ops is None:
+        from . import _registry  # the wrappers, with their argument checks
 
-    ops = _registry.make_ops()
+        ops = _registry.make_ops()
     info = {}
     for name, aliases, inputs, params, doc in _op_info():
         for n in (name, *aliases):
@@ -111,6 +113,7 @@ def attach(cls):
         inputs, params, doc = info[opname]
         names = list(inputs[1:]) + list(params)
         defaults = {**{i: _REQUIRED for i in inputs[1:]}, **defaults}
-        setattr(cls, meth, _make(meth, opname, ops[opname], names, defaults, doc))
-    cls.as_nd_ndarray = as_nd_ndarray
+        setattr(cls, meth, _make(meth, opname, ops[opname], names, defaults, doc, owner))
+    if owner == "NDArray":
+        cls.as_nd_ndarray = as_nd_ndarray
     return cls

@@ -15,7 +15,8 @@ use crate::autograd::GradReq;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::{fit_to_input, Ctx, Grad, GradGraph, OpRef, Val};
-use crate::symbol::{key, Symbol};
+use crate::symbol::infer::in_operator;
+use crate::symbol::{key, output_name, Symbol};
 use plan::StepIo;
 
 const NOT_LOSS: &str = "Because the last operator is not Loss function, head_gradient is required when calling \
@@ -25,8 +26,10 @@ through the make_loss symbol.";
 /// One op application of the schedule.
 struct Step {
     op: OpRef,
-    /// The node's name (error messages, monitor callbacks).
+    /// The node's name (error messages).
     name: String,
+    /// Names of the visible outputs (monitor callbacks; empty for backward steps).
+    labels: Vec<String>,
     io: StepIo,
 }
 
@@ -80,23 +83,12 @@ impl GradGraph for SymGraph<'_> {
         self.metas.extend(outs);
         let outputs: Vec<u32> = (first..self.metas.len() as u32).collect();
         let io = StepIo { inputs: inputs.iter().map(|v| v.0).collect(), outputs: outputs.clone() };
-        self.steps.push(Step { op, name: format!("_backward_{}", self.current), io });
+        self.steps.push(Step { op, name: format!("_backward_{}", self.current), labels: Vec::new(), io });
         Ok(outputs.into_iter().map(Val).collect())
     }
 
     fn meta(&self, v: Val) -> Meta {
         self.metas[v.0 as usize].clone()
-    }
-}
-
-fn in_node(name: &str, e: Error) -> Error {
-    let wrap = |m: String| format!("Error in operator {name}: {m}");
-    match e {
-        Error::Shape(m) => Error::Shape(wrap(m)),
-        Error::DType(m) => Error::DType(wrap(m)),
-        Error::Index(m) => Error::Index(wrap(m)),
-        Error::Value(m) => Error::Value(wrap(m)),
-        Error::Runtime(m) => Error::Runtime(wrap(m)),
     }
 }
 
@@ -135,12 +127,13 @@ impl Executor {
             let Some(op) = &n.op else { continue };
             let inputs: Vec<u32> = n.inputs.iter().map(|i| first_val[&key(&i.node)] + i.index as u32).collect();
             let in_metas: Vec<Meta> = inputs.iter().map(|&v| metas[v as usize].clone()).collect();
-            let outs = op.infer(&in_metas).map_err(|e| in_node(&n.name, e))?;
+            let outs = op.infer(&in_metas).map_err(|e| in_operator(&n.name, e))?;
             let first = metas.len() as u32;
             first_val.insert(key(&n), first);
             metas.extend(outs);
             let outputs = (first..metas.len() as u32).collect();
-            steps.push(Step { op: op.clone(), name: n.name.clone(), io: StepIo { inputs, outputs } });
+            let labels = (0..op.num_visible_outputs()).map(|j| output_name(op, &n.name, j)).collect();
+            steps.push(Step { op: op.clone(), name: n.name.clone(), labels, io: StepIo { inputs, outputs } });
         }
         let n_forward = steps.len();
         let head_vals: Vec<u32> = sym.outputs.iter().map(|o| first_val[&key(&o.node)] + o.index as u32).collect();
@@ -194,7 +187,7 @@ impl Executor {
                 }
                 let xs: Vec<Val> = io.inputs.iter().map(|&v| Val(v)).collect();
                 let ys: Vec<Val> = io.outputs.iter().map(|&v| Val(v)).collect();
-                let gxs = op.grad(&mut g, &xs, &ys, &ogs).map_err(|e| in_node(&name, e))?;
+                let gxs = op.grad(&mut g, &xs, &ys, &ogs).map_err(|e| in_operator(&name, e))?;
                 for (gx, &x) in gxs.into_iter().zip(&io.inputs) {
                     let Some(gx) = gx else { continue };
                     if !needs[x as usize] {
@@ -266,7 +259,7 @@ impl Executor {
         &self.output_names
     }
 
-    /// Runs steps `range`; `monitor` sees each step's name and outputs.
+    /// Runs steps `range`; `monitor` sees each visible output with its name (`fc1_output`).
     fn run(&mut self, range: std::ops::Range<usize>, ctx: &Ctx, monitor: &mut dyn FnMut(&str, &NDArray)) -> Result<()> {
         for s in range {
             let st = &self.steps[s];
@@ -285,7 +278,7 @@ impl Executor {
                     None => NDArray::uninit(&self.metas[o as usize].shape, self.metas[o as usize].dtype),
                 })
                 .collect();
-            st.op.forward(ctx, &inputs, &mut outs).map_err(|e| in_node(&st.name, e))?;
+            st.op.forward(ctx, &inputs, &mut outs).map_err(|e| in_operator(&st.name, e))?;
             for (j, &o) in st.io.outputs.iter().enumerate() {
                 let mut out = std::mem::replace(&mut outs[j], NDArray::scalar(0f32));
                 // An op that returned a view of an input (Reshape) must not pin a buffer the
@@ -297,7 +290,9 @@ impl Executor {
                         out = p;
                     }
                 }
-                monitor(&st.name, &out);
+                if let Some(label) = st.labels.get(j) {
+                    monitor(label, &out);
+                }
                 self.vals[o as usize] = Some(out);
             }
         }

@@ -57,7 +57,8 @@ struct Var {
     given: bool,
 }
 
-fn in_operator(name: &str, e: Error) -> Error {
+/// Prefixes an error with MXNet's `Error in operator <node>: `.
+pub(crate) fn in_operator(name: &str, e: Error) -> Error {
     let wrap = |m: String| format!("Error in operator {name}: {m}");
     match e {
         Error::Shape(m) => Error::Shape(wrap(m)),

@@ -86,12 +86,18 @@ impl SymNode {
     pub fn output_name(&self, index: usize) -> String {
         match &self.op {
             None => self.name.clone(),
-            Some(op) => match op.output_names() {
-                Some(names) => format!("{}_{}", self.name, names.get(index).copied().unwrap_or("output")),
-                None if self.num_visible_outputs() == 1 => format!("{}_output", self.name),
-                None => format!("{}_output{index}", self.name),
-            },
+            Some(op) => output_name(op, &self.name, index),
         }
+    }
+}
+
+/// The name of output `index` of an op node called `node`: `<node>_output`, `<node>_output<i>`,
+/// or the op's own output names (`bn_mean`).
+pub fn output_name(op: &OpRef, node: &str, index: usize) -> String {
+    match op.output_names() {
+        Some(names) => format!("{node}_{}", names.get(index).copied().unwrap_or("output")),
+        None if op.num_visible_outputs() == 1 => format!("{node}_output"),
+        None => format!("{node}_output{index}"),
     }
 }
 

@@ -264,6 +264,14 @@ impl Op for Convolution {
     fn name(&self) -> &'static str {
         "Convolution"
     }
+    fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
+        let Some(d) = inputs.first().cloned().flatten() else { return Vec::new() };
+        let Some(&c) = d.shape.get(1) else { return Vec::new() };
+        let (g, nf) = (self.p.num_group.max(1), self.p.num_filter);
+        let mut w = vec![nf, c / g];
+        w.extend_from_slice(&self.p.win.kernel);
+        vec![None, Some(Meta::new(&w, d.dtype)), Some(Meta::new(&[nf], d.dtype))]
+    }
     fn arg_names(&self) -> &'static [&'static str] {
         if self.p.no_bias {
             ARGS_NO_BIAS
@@ -397,6 +405,14 @@ pub struct Deconvolution {
 impl Op for Deconvolution {
     fn name(&self) -> &'static str {
         "Deconvolution"
+    }
+    fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
+        let Some(d) = inputs.first().cloned().flatten() else { return Vec::new() };
+        let Some(&c) = d.shape.get(1) else { return Vec::new() };
+        let (g, nf) = (self.p.num_group.max(1), self.p.num_filter);
+        let mut w = vec![c, nf / g];
+        w.extend_from_slice(&self.p.win.kernel);
+        vec![None, Some(Meta::new(&w, d.dtype)), Some(Meta::new(&[nf], d.dtype))]
     }
     fn arg_names(&self) -> &'static [&'static str] {
         if self.p.no_bias {

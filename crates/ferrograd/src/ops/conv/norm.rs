@@ -173,6 +173,16 @@ impl Op for BatchNorm {
     fn name(&self) -> &'static str {
         "BatchNorm"
     }
+    fn output_names(&self) -> Option<&'static [&'static str]> {
+        self.output_mean_var.then_some(&["output", "mean", "var"][..])
+    }
+    /// gamma, beta and the moving statistics: one value per channel (`axis`).
+    fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
+        let Some(d) = inputs.first().cloned().flatten() else { return Vec::new() };
+        let Ok((_, _, c, _)) = self.dims(&d.shape) else { return Vec::new() };
+        let p = Some(Meta::new(&[c], d.dtype));
+        vec![None, p.clone(), p.clone(), p.clone(), p]
+    }
     fn arg_names(&self) -> &'static [&'static str] {
         &["data", "gamma", "beta"]
     }
@@ -529,6 +539,15 @@ impl Op for Norm {
         } else {
             "LayerNorm"
         }
+    }
+    fn output_names(&self) -> Option<&'static [&'static str]> {
+        (self.output_mean_var && !self.instance).then_some(&["output", "mean", "std"][..])
+    }
+    fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
+        let Some(d) = inputs.first().cloned().flatten() else { return Vec::new() };
+        let Ok((.., p, _)) = self.dims(&d.shape) else { return Vec::new() };
+        let m = Some(Meta::new(&[p], d.dtype));
+        vec![None, m.clone(), m]
     }
     fn arg_names(&self) -> &'static [&'static str] {
         &["data", "gamma", "beta"]

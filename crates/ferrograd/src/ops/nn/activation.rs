@@ -187,6 +187,11 @@ impl Op for LeakyReLU {
         }
         v
     }
+    fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
+        let Some(d) = inputs.first().cloned().flatten() else { return Vec::new() };
+        let c = if d.shape.len() >= 2 { d.shape[1] } else { 1 };
+        vec![None, Some(Meta::new(&[c], d.dtype))]
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         float_only("LeakyReLU", "data", inputs[0].dtype)?;
         if self.act == LeakyType::Prelu {

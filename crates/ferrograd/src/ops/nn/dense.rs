@@ -107,6 +107,11 @@ impl Op for FullyConnected {
         }
         v
     }
+    fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
+        let Some(d) = inputs.first().cloned().flatten() else { return Vec::new() };
+        let Ok((_, k, _)) = self.dims(&d.shape) else { return Vec::new() };
+        vec![None, Some(Meta::new(&[self.num_hidden, k], d.dtype)), Some(Meta::new(&[self.num_hidden], d.dtype))]
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         same_dtype("FullyConnected", self.arg_names(), inputs)?;
         let (_, k, out) = self.dims(&inputs[0].shape)?;
@@ -314,6 +319,9 @@ impl Op for Embedding {
             v.push(("dtype", self.dtype.name().to_string()));
         }
         v
+    }
+    fn infer_missing(&self, _inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
+        vec![None, Some(Meta::new(&[self.input_dim, self.output_dim], self.dtype))]
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let (d, w) = (&inputs[0], &inputs[1]);

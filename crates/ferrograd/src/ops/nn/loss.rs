@@ -234,6 +234,24 @@ impl Op for SoftmaxOutput {
     fn name(&self) -> &'static str {
         "SoftmaxOutput"
     }
+    fn is_loss(&self) -> bool {
+        true
+    }
+    /// The label: `data.shape` without axis 1 for `multi_output`, else without the last axis.
+    fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
+        let Some(d) = inputs.first().cloned().flatten() else { return Vec::new() };
+        let mut s = d.shape.to_vec();
+        match s.len() {
+            0 => return Vec::new(),
+            n if self.cfg.multi_output && n >= 2 => {
+                s.remove(1);
+            }
+            _ => {
+                s.pop();
+            }
+        }
+        vec![None, Some(Meta::new(&s, d.dtype))]
+    }
     fn arg_names(&self) -> &'static [&'static str] {
         &["data", "label"]
     }
@@ -393,6 +411,12 @@ impl Op for RegressionOutput {
             RegKind::Mae => "MAERegressionOutput",
         }
     }
+    fn is_loss(&self) -> bool {
+        true
+    }
+    fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
+        vec![None, inputs.first().cloned().flatten()]
+    }
     fn arg_names(&self) -> &'static [&'static str] {
         &["data", "label"]
     }
@@ -465,6 +489,9 @@ pub struct MakeLoss {
 }
 
 impl Op for MakeLoss {
+    fn is_loss(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         if self.plain {
             "make_loss"
@@ -527,6 +554,9 @@ impl Op for MakeLoss {
 pub struct BlockGrad;
 
 impl Op for BlockGrad {
+    fn is_loss(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "BlockGrad"
     }

@@ -1,0 +1,378 @@
+//! `_Symbol` and `_Executor`: handles the Python `ferrograd.symbol` / `ferrograd.executor` classes
+//! wrap. Naming rules, argument forms and MXNet's Python-level messages live in Python; the graph,
+//! inference, JSON and the executor live in the `ferrograd` crate.
+
+use ferrograd::autograd::GradReq;
+use ferrograd::executor::{Bindings, Executor};
+use ferrograd::ops::{registry, Attrs};
+use ferrograd::symbol::infer::{infer, infer_types, Inferred, Known};
+use ferrograd::symbol::{json, Symbol};
+use ferrograd::{Error, NDArray};
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::{enter, enter_with_gil, is_heavy, to_py, IntoPyResult};
+use crate::ndarray::PyNDArray;
+
+#[pyclass(name = "_Symbol", module = "ferrograd._ferrograd", frozen)]
+#[derive(Clone)]
+pub struct PySymbol {
+    pub inner: Symbol,
+}
+
+fn wrap(inner: Symbol) -> PySymbol {
+    PySymbol { inner }
+}
+
+type Shapes = Vec<Option<Vec<usize>>>;
+type DTypes = Vec<Option<&'static str>>;
+
+fn shapes(ms: &[Option<ferrograd::ndarray::Meta>]) -> Shapes {
+    ms.iter().map(|m| m.as_ref().map(|m| m.shape.to_vec())).collect()
+}
+
+fn dtypes(ms: &[Option<ferrograd::ndarray::Meta>]) -> DTypes {
+    ms.iter().map(|m| m.as_ref().map(|m| m.dtype.name())).collect()
+}
+
+fn split(
+    inf: &Inferred,
+) -> (&[Option<ferrograd::ndarray::Meta>], &[Option<ferrograd::ndarray::Meta>], &[Option<ferrograd::ndarray::Meta>]) {
+    (&inf.args, &inf.outputs, &inf.aux)
+}
+
+#[pymethods]
+impl PySymbol {
+    /// The head node's name (`None` for a group).
+    #[getter]
+    fn name(&self) -> Option<String> {
+        self.inner.name()
+    }
+
+    fn num_outputs(&self) -> usize {
+        self.inner.outputs.len()
+    }
+
+    /// The op name of the head node (`"null"` for a variable, `None` for a group).
+    fn op_name(&self) -> Option<&'static str> {
+        match self.inner.outputs.as_slice() {
+            [o] => Some(o.node.op_name()),
+            _ => None,
+        }
+    }
+
+    fn list_arguments(&self) -> Vec<String> {
+        self.inner.list_arguments()
+    }
+
+    fn list_outputs(&self) -> Vec<String> {
+        self.inner.list_outputs()
+    }
+
+    fn list_auxiliary_states(&self) -> Vec<String> {
+        self.inner.list_auxiliary_states()
+    }
+
+    fn list_inputs(&self) -> Vec<String> {
+        self.inner.list_inputs()
+    }
+
+    fn output(&self, i: usize) -> Option<PySymbol> {
+        self.inner.output(i).map(wrap)
+    }
+
+    fn get_internals(&self) -> PySymbol {
+        wrap(self.inner.get_internals())
+    }
+
+    fn get_children(&self) -> Option<PySymbol> {
+        self.inner.get_children().map(wrap)
+    }
+
+    fn deep_copy(&self) -> PySymbol {
+        wrap(self.inner.deep_copy())
+    }
+
+    /// A new graph with free variables replaced (by position or by name); `rename` renames the head.
+    #[pyo3(signature = (positional, named, rename=None))]
+    fn compose(
+        &self,
+        py: Python<'_>,
+        positional: Vec<PyRef<'_, PySymbol>>,
+        named: Vec<(String, PyRef<'_, PySymbol>)>,
+        rename: Option<&str>,
+    ) -> PyResult<PySymbol> {
+        let pos: Vec<Symbol> = positional.iter().map(|s| s.inner.clone()).collect();
+        let named: Vec<(String, Symbol)> = named.iter().map(|(k, s)| (k.clone(), s.inner.clone())).collect();
+        self.inner.compose(&pos, &named, rename).map(wrap).py_err(py)
+    }
+
+    /// Attributes of the head node (parameters and user attributes); empty for a group.
+    fn list_attr(&self) -> Vec<(String, String)> {
+        match self.inner.outputs.as_slice() {
+            [o] => o.node.attrs(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Sets an attribute on every head node, in place (MXNet's `_set_attr`).
+    fn set_attr(&self, key: &str, value: &str) {
+        for o in &self.inner.outputs {
+            o.node.set_attr(key, value);
+        }
+    }
+
+    fn attr_dict(&self) -> Vec<(String, Vec<(String, String)>)> {
+        self.inner.attr_dict()
+    }
+
+    fn tojson(&self) -> String {
+        json::to_json(&self.inner)
+    }
+
+    /// Node-by-node dump: for every op node, its name, op, inputs and attributes.
+    fn debug_str(&self) -> String {
+        debug_str(&self.inner)
+    }
+
+    /// `(arg_shapes, out_shapes, aux_shapes)`; unknown entries are `None`.
+    fn infer_shape(&self, py: Python<'_>, shapes_in: Vec<(String, Vec<usize>)>) -> PyResult<(Shapes, Shapes, Shapes)> {
+        let known = Known { shapes: shapes_in.into_iter().collect(), dtypes: Default::default() };
+        let inf = infer(&self.inner, &known).py_err(py)?;
+        let (a, o, x) = split(&inf);
+        Ok((shapes(a), shapes(o), shapes(x)))
+    }
+
+    /// `(arg_types, out_types, aux_types)` as dtype names; unknown entries are `None`.
+    fn infer_type(
+        &self,
+        py: Python<'_>,
+        types_in: Vec<(String, Bound<'_, PyAny>)>,
+    ) -> PyResult<(DTypes, DTypes, DTypes)> {
+        let mut known = Known::default();
+        for (k, v) in types_in {
+            known.dtypes.insert(k, crate::convert::dtype_from_py(&v)?);
+        }
+        let inf = infer_types(&self.inner, &known).py_err(py)?;
+        let (a, o, x) = split(&inf);
+        Ok((dtypes(a), dtypes(o), dtypes(x)))
+    }
+
+    /// Binds arrays (in `list_arguments()` / `list_auxiliary_states()` order) into an executor.
+    fn bind(
+        &self,
+        py: Python<'_>,
+        args: Vec<PyRef<'_, PyNDArray>>,
+        grads: Vec<Option<PyRef<'_, PyNDArray>>>,
+        reqs: Vec<String>,
+        aux: Vec<PyRef<'_, PyNDArray>>,
+    ) -> PyResult<PyExecutor> {
+        let reqs = reqs.iter().map(|r| GradReq::parse(r)).collect::<Result<Vec<_>, _>>().py_err(py)?;
+        let b = Bindings {
+            args: args.iter().map(|a| a.inner.clone()).collect(),
+            grads: grads.iter().map(|g| g.as_ref().map(|g| g.inner.clone())).collect(),
+            reqs,
+            aux: aux.iter().map(|a| a.inner.clone()).collect(),
+        };
+        drop((args, grads, aux));
+        let sym = self.inner.clone();
+        let exe = enter(py, false, move || Executor::bind(&sym, b))?;
+        Ok(PyExecutor { inner: Mutex::new(exe) })
+    }
+}
+
+/// A variable node with string attributes.
+#[pyfunction]
+fn _sym_var(name: &str, attrs: Vec<(String, String)>) -> PySymbol {
+    wrap(Symbol::variable(name, attrs))
+}
+
+/// Applies a registered op. Inputs not given (by position or by name) become variables named
+/// `<name>_<input>` carrying the node's attributes, as MXNet creates `fc1_weight`.
+#[pyfunction]
+#[pyo3(signature = (op, params, positional, named, name, attrs))]
+fn _sym_create(
+    py: Python<'_>,
+    op: &str,
+    params: &Bound<'_, PyDict>,
+    positional: Vec<PyRef<'_, PySymbol>>,
+    named: Vec<(String, PyRef<'_, PySymbol>)>,
+    name: &str,
+    attrs: Vec<(String, String)>,
+) -> PyResult<PySymbol> {
+    let mut a = Attrs::new(op);
+    for (k, v) in params.iter() {
+        a.items.push((k.extract()?, crate::attr_value(&v)?));
+    }
+    let built = registry::create(op, &a).py_err(py)?;
+    let mut node_attrs: Vec<(String, String)> = built.attrs().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    node_attrs.extend(attrs);
+    let names: Vec<&str> = built.arg_names().iter().chain(built.aux_names()).copied().collect();
+    let inputs: Vec<Symbol> = if built.variadic() {
+        if let Some((k, _)) = named.first() {
+            return Err(to_py(
+                py,
+                Error::Value(format!("{op}: takes its inputs by position only, got keyword input '{k}'")),
+            ));
+        }
+        positional.iter().map(|s| s.inner.clone()).collect()
+    } else {
+        if positional.len() > names.len() {
+            return Err(to_py(
+                py,
+                Error::Value(format!(
+                    "{op} ({name}): {} positional inputs given, but it takes {} {:?}",
+                    positional.len(),
+                    names.len(),
+                    names
+                )),
+            ));
+        }
+        if let Some((k, _)) = named.iter().find(|(k, _)| !names.contains(&k.as_str())) {
+            return Err(to_py(
+                py,
+                Error::Value(format!("{op} ({name}): unknown input '{k}'; its inputs are {names:?}")),
+            ));
+        }
+        let mut slots: Vec<Option<Symbol>> = positional.iter().map(|s| Some(s.inner.clone())).collect();
+        slots.resize(names.len(), None);
+        for (k, s) in &named {
+            if let Some(i) = names.iter().position(|n| n == k) {
+                slots[i] = Some(s.inner.clone());
+            }
+        }
+        slots
+            .into_iter()
+            .zip(&names)
+            .map(|(s, arg)| s.unwrap_or_else(|| Symbol::variable(&format!("{name}_{arg}"), node_attrs.clone())))
+            .collect()
+    };
+    Symbol::create(built, name, &inputs, node_attrs).map(wrap).py_err(py)
+}
+
+/// Several symbols' outputs as one symbol.
+#[pyfunction]
+fn _sym_group(symbols: Vec<PyRef<'_, PySymbol>>) -> PySymbol {
+    let s: Vec<Symbol> = symbols.iter().map(|s| s.inner.clone()).collect();
+    wrap(Symbol::group(&s))
+}
+
+#[pyfunction]
+fn _sym_load_json(py: Python<'_>, text: &str) -> PyResult<PySymbol> {
+    json::from_json(text).map(wrap).py_err(py)
+}
+
+fn debug_str(sym: &Symbol) -> String {
+    use std::fmt::Write;
+    let nodes = sym.topo_nodes();
+    let mut out = String::from("Symbol Outputs:\n");
+    for (i, o) in sym.outputs.iter().enumerate() {
+        let _ = writeln!(out, "\toutput[{i}]={}({})", o.node.name, o.index);
+    }
+    for n in &nodes {
+        if n.is_variable() {
+            let _ = writeln!(out, "Variable:{}", n.name);
+            continue;
+        }
+        let _ = writeln!(out, "--------------------\nOp:{}, Name={}\nInputs:", n.op_name(), n.name);
+        for (i, inp) in n.inputs.iter().enumerate() {
+            let _ = writeln!(out, "\targ[{i}]={}({}) version=0", inp.node.name, inp.index);
+        }
+        let attrs = n.attrs();
+        if !attrs.is_empty() {
+            out.push_str("Attrs:\n");
+            for (k, v) in attrs {
+                let _ = writeln!(out, "\t{k}={v}");
+            }
+        }
+    }
+    out
+}
+
+#[pyclass(name = "_Executor", module = "ferrograd._ferrograd", frozen)]
+pub struct PyExecutor {
+    inner: Mutex<Executor>,
+}
+
+fn work_of(exe: &Executor) -> usize {
+    exe.args.iter().map(NDArray::size).sum::<usize>() + exe.outputs.iter().map(NDArray::size).sum::<usize>()
+}
+
+#[pymethods]
+impl PyExecutor {
+    /// Runs the forward schedule. `monitor(name, array)` sees every op output (the GIL is then
+    /// held throughout, since the callback is Python).
+    #[pyo3(signature = (is_train, monitor=None))]
+    fn forward(&self, py: Python<'_>, is_train: bool, monitor: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        match monitor {
+            None => {
+                let heavy = is_heavy(work_of(&self.inner.lock()));
+                enter(py, heavy, || self.inner.lock().forward(is_train, &mut |_, _| {}))
+            }
+            Some(cb) => {
+                let mut failure: Option<PyErr> = None;
+                let mut exe = self.inner.lock();
+                let r = enter_with_gil(py, || {
+                    exe.forward(is_train, &mut |name, arr| {
+                        if failure.is_none() {
+                            if let Err(e) = cb.call1((name, PyNDArray::new(arr.clone()))) {
+                                failure = Some(e);
+                            }
+                        }
+                    })
+                });
+                match failure {
+                    Some(e) => Err(e),
+                    None => r,
+                }
+            }
+        }
+    }
+
+    /// Runs the backward schedule; `out_grads[i] = None` lets a loss head supply its own.
+    fn backward(&self, py: Python<'_>, out_grads: Vec<Option<PyRef<'_, PyNDArray>>>, is_train: bool) -> PyResult<()> {
+        let gs: Vec<Option<NDArray>> = out_grads.iter().map(|g| g.as_ref().map(|g| g.inner.clone())).collect();
+        drop(out_grads);
+        let heavy = is_heavy(work_of(&self.inner.lock()));
+        enter(py, heavy, || self.inner.lock().backward(&gs, is_train))
+    }
+
+    /// The output arrays (the same storage across runs).
+    fn outputs(&self) -> Vec<PyNDArray> {
+        self.inner.lock().outputs.iter().map(|a| PyNDArray::new(a.clone())).collect()
+    }
+
+    fn output_names(&self) -> Vec<String> {
+        self.inner.lock().output_names().to_vec()
+    }
+
+    fn is_loss_head(&self, h: usize) -> bool {
+        self.inner.lock().is_loss_head(h)
+    }
+
+    /// `(node name, op name)` of every forward then backward step.
+    fn schedule(&self) -> Vec<(String, &'static str)> {
+        self.inner.lock().schedule()
+    }
+
+    fn num_forward_steps(&self) -> usize {
+        self.inner.lock().num_forward_steps()
+    }
+
+    /// `(planned bytes, unplanned bytes)` of the intermediate buffers.
+    fn memory(&self) -> (usize, usize) {
+        let exe = self.inner.lock();
+        (exe.planned_bytes, exe.naive_bytes)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySymbol>()?;
+    m.add_class::<PyExecutor>()?;
+    m.add_function(wrap_pyfunction!(_sym_var, m)?)?;
+    m.add_function(wrap_pyfunction!(_sym_create, m)?)?;
+    m.add_function(wrap_pyfunction!(_sym_group, m)?)?;
+    m.add_function(wrap_pyfunction!(_sym_load_json, m)?)?;
+    Ok(())
+}

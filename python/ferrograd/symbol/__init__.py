@@ -1,0 +1,55 @@
+"""``ferrograd.symbol`` (``mx.sym``): MXNet 1.x's static graph API.
+
+Build a graph from variables and ops (``sym.var('data')``, ``sym.FullyConnected(...)``, symbol
+arithmetic), inspect it (``list_arguments``, ``infer_shape``, ``tojson``), and run it with
+``bind``/``simple_bind`` (:mod:`ferrograd.executor`). Every registered op is ``sym.<op>``.
+"""
+
+from ..ndarray import _fluent
+from . import _ops
+from .symbol import Group, Symbol, Variable, _create, load, load_json, var
+
+__all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "pow", "power", "maximum",
+           "minimum", "hypot"]
+
+_OPS = _ops.make_ops()
+globals().update({k: v for k, v in _OPS.items() if k.isidentifier()})
+__all__ += sorted(k for k in _OPS if k.isidentifier() and not k.startswith("_"))
+
+_fluent.attach(Symbol, _OPS, owner="Symbol")
+
+
+def _pair(name, lhs, rhs):
+    """MXNet's ``sym.power/maximum/minimum/hypot``: a symbol op for two symbols, the scalar op
+    when one side is a number."""
+    if isinstance(lhs, Symbol) and isinstance(rhs, Symbol):
+        return _create(f"_{name}", {}, [lhs, rhs], [], None, None)
+    if isinstance(lhs, Symbol):
+        return _create(f"_{name}_scalar", {"scalar": float(rhs)}, [lhs], [], None, None)
+    if isinstance(rhs, Symbol):
+        op = "_rpower_scalar" if name == "power" else f"_{name}_scalar"
+        return _create(op, {"scalar": float(lhs)}, [rhs], [], None, None)
+    raise TypeError(f"{name}: at least one argument must be a Symbol")
+
+
+def power(base, exp):
+    """``base ** exp`` elementwise (either may be a number)."""
+    return _pair("power", base, exp)
+
+
+pow = power  # noqa: A001 - MXNet's name
+
+
+def maximum(left, right):
+    """Elementwise maximum (either may be a number)."""
+    return _pair("maximum", left, right)
+
+
+def minimum(left, right):
+    """Elementwise minimum (either may be a number)."""
+    return _pair("minimum", left, right)
+
+
+def hypot(left, right):
+    """Elementwise ``sqrt(left**2 + right**2)`` (either may be a number)."""
+    return _pair("hypot", left, right)
