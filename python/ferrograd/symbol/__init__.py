@@ -19,6 +19,21 @@ __all__ += sorted(k for k in _OPS if k.isidentifier() and not k.startswith("_"))
 _fluent.attach(Symbol, _OPS, owner="Symbol")
 
 
+def _shape_method(opname, doc):
+    def method(self, *args, **kwargs):
+        return _OPS[opname](self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = opname.lower()
+    method.__doc__ = f"Fluent form of ``sym.{opname}(self, ...)``: {doc}"
+    return method
+
+
+# Methods NDArray defines natively (so the shared fluent table does not list them).
+for _m, _op in [("reshape", "Reshape"), ("flatten", "Flatten"), ("transpose", "transpose"),
+                ("expand_dims", "expand_dims"), ("squeeze", "squeeze")]:
+    if _op in _OPS:
+        setattr(Symbol, _m, _shape_method(_op, _OPS[_op].__doc__.split("\n")[0]))
+
+
 def _pair(name, lhs, rhs):
     """MXNet's ``sym.power/maximum/minimum/hypot``: a symbol op for two symbols, the scalar op
     when one side is a number."""

@@ -26,11 +26,23 @@ def _make(opname, inputs, params, doc):
         + [_P("name", _P.KEYWORD_ONLY, default=None), _P("attr", _P.KEYWORD_ONLY, default=None)]
     )
 
+    all_names = names + list(params)
+
     def op(*args, name=None, attr=None, **kwargs):
+        if not variadic and args:
+            # MXNet's generated functions take inputs, then parameters, by position.
+            if len(args) > len(all_names):
+                raise DTypeError(f"{opname}: {len(args)} positional arguments given, it takes "
+                                 f"at most {len(all_names)} ({', '.join(all_names)})")
+            for k, v in zip(all_names, args, strict=False):
+                if k in kwargs:
+                    raise DTypeError(f"{opname}: got multiple values for argument '{k}'")
+                kwargs[k] = v
+            args = ()
         for i, a in enumerate(args):
             if not isinstance(a, Symbol):
                 raise DTypeError(f"{opname}: positional input {i} must be a Symbol, got "
-                                 f"{type(a).__name__} (parameters go by keyword)")
+                                 f"{type(a).__name__}")
         named, op_params = [], {}
         for k, v in kwargs.items():
             if k in input_set and not variadic:
