@@ -5,7 +5,7 @@
 use ferrograd::autograd::GradReq;
 use ferrograd::executor::{Bindings, Executor};
 use ferrograd::ops::{registry, Attrs};
-use ferrograd::symbol::infer::{infer, infer_types, Inferred, Known};
+use ferrograd::symbol::infer::{infer, infer_types, Known};
 use ferrograd::symbol::{json, Symbol};
 use ferrograd::{Error, NDArray};
 use parking_lot::Mutex;
@@ -34,12 +34,6 @@ fn shapes(ms: &[Option<ferrograd::ndarray::Meta>]) -> Shapes {
 
 fn dtypes(ms: &[Option<ferrograd::ndarray::Meta>]) -> DTypes {
     ms.iter().map(|m| m.as_ref().map(|m| m.dtype.name())).collect()
-}
-
-fn split(
-    inf: &Inferred,
-) -> (&[Option<ferrograd::ndarray::Meta>], &[Option<ferrograd::ndarray::Meta>], &[Option<ferrograd::ndarray::Meta>]) {
-    (&inf.args, &inf.outputs, &inf.aux)
 }
 
 #[pymethods]
@@ -140,8 +134,7 @@ impl PySymbol {
     fn infer_shape(&self, py: Python<'_>, shapes_in: Vec<(String, Vec<usize>)>) -> PyResult<(Shapes, Shapes, Shapes)> {
         let known = Known { shapes: shapes_in.into_iter().collect(), dtypes: Default::default() };
         let inf = infer(&self.inner, &known).py_err(py)?;
-        let (a, o, x) = split(&inf);
-        Ok((shapes(a), shapes(o), shapes(x)))
+        Ok((shapes(&inf.args), shapes(&inf.outputs), shapes(&inf.aux)))
     }
 
     /// `(arg_types, out_types, aux_types)` as dtype names; unknown entries are `None`.
@@ -155,8 +148,7 @@ impl PySymbol {
             known.dtypes.insert(k, crate::convert::dtype_from_py(&v)?);
         }
         let inf = infer_types(&self.inner, &known).py_err(py)?;
-        let (a, o, x) = split(&inf);
-        Ok((dtypes(a), dtypes(o), dtypes(x)))
+        Ok((dtypes(&inf.args), dtypes(&inf.outputs), dtypes(&inf.aux)))
     }
 
     /// Binds arrays (in `list_arguments()` / `list_auxiliary_states()` order) into an executor.
@@ -358,6 +350,20 @@ impl PyExecutor {
 
     fn num_forward_steps(&self) -> usize {
         self.inner.lock().num_forward_steps()
+    }
+
+    /// Central differences of `sum(outputs[0])` w.r.t. the arguments at `targets` (flat
+    /// float64 arrays), computed natively in parallel on private copies of the arrays.
+    fn numeric_grad<'py>(
+        &self,
+        py: Python<'py>,
+        targets: Vec<usize>,
+        eps: f64,
+        is_train: bool,
+    ) -> PyResult<Vec<Bound<'py, numpy::PyArray1<f64>>>> {
+        let exe = &self.inner;
+        let res = enter(py, true, || exe.lock().numeric_grad(&targets, eps, is_train))?;
+        Ok(res.into_iter().map(|v| numpy::IntoPyArray::into_pyarray(v, py)).collect())
     }
 
     /// `(planned bytes, unplanned bytes)` of the intermediate buffers.

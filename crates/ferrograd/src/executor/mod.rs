@@ -5,6 +5,7 @@
 //! over the whole schedule ([`plan`]). `forward` and `backward` then only walk the schedule:
 //! no inference, no graph building, and no allocation beyond what some kernels use internally.
 
+mod numeric;
 pub mod plan;
 
 use std::collections::HashMap;
@@ -44,6 +45,7 @@ pub struct Bindings {
 
 /// A bound symbol.
 pub struct Executor {
+    symbol: Symbol,
     steps: Vec<Step>,
     n_forward: usize,
     metas: Vec<Meta>,
@@ -235,6 +237,7 @@ impl Executor {
             })
             .collect();
         Ok(Executor {
+            symbol: sym.clone(),
             steps,
             n_forward,
             metas,

@@ -182,6 +182,28 @@ impl NDArray {
         })
     }
 
+    /// Sets element `i` (row-major) of a contiguous float array, converting from `f64`.
+    pub fn set_flat_f64(&mut self, i: usize, v: f64) -> Result<()> {
+        let (dtype, n) = (self.dtype, self.size());
+        if i >= n {
+            return Err(Error::Index(format!("set_flat_f64: index {i} out of range for {n} elements")));
+        }
+        let range = self
+            .layout
+            .contiguous_range()
+            .ok_or_else(|| Error::Value("set_flat_f64: the array is not contiguous".into()))?;
+        self.write(|buf, _| {
+            let at = range.start + i;
+            match buf {
+                Buffer::F32(m) => m.as_mut_slice()[at] = v as f32,
+                Buffer::F64(m) => m.as_mut_slice()[at] = v,
+                Buffer::F16(m) => m.as_mut_slice()[at] = half::f16::from_f64(v),
+                _ => return Err(Error::DType(format!("set_flat_f64: array has dtype {dtype}, not a float"))),
+            }
+            Ok(())
+        })
+    }
+
     /// True when both arrays share one storage cell (writes through one are seen by the other).
     pub fn shares_storage(&self, other: &NDArray) -> bool {
         Arc::ptr_eq(&self.cell, &other.cell)
