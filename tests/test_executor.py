@@ -1,10 +1,9 @@
 """ferrograd.executor: bind/simple_bind forms, forward/backward semantics and errors (spec §3),
 executor results against autograd, and the memory plan."""
 
+import ferrograd as mx
 import numpy as np
 import pytest
-
-import ferrograd as mx
 from ferrograd.base import MXNetError
 
 sym, nd = mx.sym, mx.nd

@@ -4,10 +4,9 @@ import copy
 import json
 import pickle
 
+import ferrograd as mx
 import numpy as np
 import pytest
-
-import ferrograd as mx
 from ferrograd.base import MXNetError, NotImplementedForSymbol
 
 sym = mx.sym

@@ -378,6 +378,63 @@ def mlp_step(b: Bench) -> dict:
     return b.measure({"ferrograd": fg, "torch": pt})
 
 
+def _mlp_symbol(sym):
+    h = sym.var("data")
+    for i, n in enumerate((512, 512)):
+        h = sym.Activation(sym.FullyConnected(h, num_hidden=n, name=f"fc{i}"), act_type="relu")
+    return sym.SoftmaxOutput(sym.FullyConnected(h, num_hidden=10, name="out"), name="softmax")
+
+
+def executor_mlp_step(b: Bench) -> dict:
+    """The MLP step bound once as a Symbol: ``forward(is_train=True)`` + ``backward()``
+    (SoftmaxOutput supplies its own head gradient); PyTorch runs its eager step."""
+    np_, mx = b.np, b.mx
+    exe = _mlp_symbol(mx.sym).simple_bind(mx.cpu(), data=(128, 784))
+    rng = np_.random.default_rng(0)
+    for k, v in exe.arg_dict.items():
+        if k == "softmax_label":
+            v[:] = rng.integers(0, 10, v.shape).astype("float32")
+        else:
+            v[:] = (rng.standard_normal(v.shape) * 0.05).astype("float32")
+    out = mlp_step(b)
+    out["ferrograd"] = b.measure({"ferrograd": lambda: case(
+        "exe.forward(is_train=True)\nexe.backward()", exe=exe)})["ferrograd"]
+    return out
+
+
+def executor_chain(b: Bench) -> dict:
+    """200 elementwise ops on 16 elements, bound once; forward + backward per call."""
+    mx = b.mx
+    y = mx.sym.var("x")
+    for _ in range(100):
+        y = y * 1.0001 + 0.001
+    exe = mx.sym.MakeLoss(y).simple_bind(mx.cpu(), x=(16,))
+    return b.measure({"ferrograd": lambda: case(
+        "exe.forward(is_train=True)\nexe.backward()", exe=exe)})
+
+
+def numeric_gradient_check(b: Bench) -> dict:
+    """``check_numeric_gradient`` of sum(tanh(dot(w, v))) w.r.t. a 256-element ``v`` (float64)
+    against ``torch.autograd.gradcheck`` of the same function."""
+    np_, mx, torch = b.np, b.mx, b.torch
+    rng = np_.random.default_rng(0)
+    w, v = rng.standard_normal((256, 256)) * 0.05, rng.standard_normal(256)
+    builders = {}
+    checker = getattr(mx.test_utils, "check_numeric_gradient", None)
+    if checker is not None:
+        s = mx.sym.sum(mx.sym.tanh(mx.sym.dot(mx.sym.var("w"), mx.sym.var("v"))))
+        builders["ferrograd"] = lambda: case(
+            "check(s, {'w': w, 'v': v}, grad_nodes=['v'], dtype=np.float64)", check=checker,
+            s=s, w=w, v=v, np=np_)
+    if torch is not None:
+        tw = torch.from_numpy(w)
+        builders["torch"] = lambda: case(
+            "gradcheck(lambda v: torch.tanh(w @ v).sum(), (v,))", torch=torch, w=tw,
+            gradcheck=torch.autograd.gradcheck,
+            v=torch.from_numpy(v.copy()).requires_grad_())
+    return b.measure(builders)
+
+
 F32 = 4
 WORKLOADS = [
     Workload("add 16 f32", "tiny", tiny_add, Target("max_time", 1.5e-6)),
@@ -410,6 +467,12 @@ WORKLOADS = [
     Workload("FullyConnected 128x784 -> 512 fwd+bwd", "nn", fc_fwd_bwd, Target("vs_torch", 1.0)),
     Workload("BatchNorm 32x64x32x32 fwd+bwd", "nn", batchnorm_fwd_bwd, Target("vs_torch", 1.0)),
     Workload("MLP step 784-512-512-10, batch 128", "nn", mlp_step, Target("vs_torch", 1 / 0.9)),
+    Workload("Executor MLP step 784-512-512-10, batch 128", "executor", executor_mlp_step,
+             Target("vs_torch", 1 / 0.75)),
+    Workload("Executor chain 200 ops 16 f32 fwd+bwd", "executor", executor_chain,
+             Target("max_time", 200 * 1.5e-6)),
+    Workload("check_numeric_gradient tanh(dot) 256 f64", "executor", numeric_gradient_check,
+             Target("vs_torch", 10.0)),
 ]
 
 

@@ -4,6 +4,10 @@
   tables (:func:`default_context`, :func:`get_tols`, ...), random data (:func:`random_arrays`,
   :func:`rand_ndarray`, ...) and comparisons (:func:`assert_almost_equal`, :func:`almost_equal`,
   :func:`same_array`, :func:`environment`, ...).
+* MXNet's symbolic checkers, implemented in :mod:`ferrograd._mx_checkers`:
+  :func:`simple_forward`, :func:`check_symbolic_forward`, :func:`check_symbolic_backward`,
+  :func:`numeric_grad` (native finite differences), :func:`check_numeric_gradient` and
+  :func:`check_consistency`.
 * Chainer-style gradient checkers re-exported from :mod:`ferrograd.gradient_check`:
   :func:`check_backward`, :func:`check_double_backward`, :func:`numerical_grad` and
   :class:`NondifferentiableError`.
@@ -13,6 +17,14 @@ equal_nan=True)``, as this is MXNet's namespace. Chainer's ``assert_allclose(x, 
 rtol=1e-4, verbose=True)`` stays available as :func:`ferrograd.gradient_check.assert_allclose`.
 """
 
+from ._mx_checkers import (
+    check_consistency,
+    check_numeric_gradient,
+    check_symbolic_backward,
+    check_symbolic_forward,
+    numeric_grad,
+    simple_forward,
+)
 from ._mx_compare import (
     almost_equal,
     almost_equal_ignore_nan,
@@ -63,3 +75,5 @@ __all__ += [
     "assert_almost_equal_with_err", "assert_almost_equal_ignore_nan", "assert_exception",
     "retry", "same_array", "collapse_sum_like", "environment",
 ]
+__all__ += ["simple_forward", "check_symbolic_forward", "check_symbolic_backward", "numeric_grad",
+            "check_numeric_gradient", "check_consistency"]

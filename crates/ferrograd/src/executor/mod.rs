@@ -201,13 +201,14 @@ impl Executor {
                 }
             }
         }
+        let grad_vals: Vec<Option<u32>> =
+            (0..b.args.len()).map(|i| if needs[i] { grads.get(&(i as u32)).map(|v| v.0) } else { None }).collect();
+        prune_backward(&mut steps, n_forward, &grad_vals, metas.len());
         let mut external = vec![false; metas.len()];
         let mut backward_output = vec![false; metas.len()];
         for st in &steps[n_forward..] {
             st.io.outputs.iter().for_each(|&o| backward_output[o as usize] = true);
         }
-        let grad_vals: Vec<Option<u32>> =
-            (0..b.args.len()).map(|i| if needs[i] { grads.get(&(i as u32)).map(|v| v.0) } else { None }).collect();
         // A gradient written once, by an op, for one argument goes straight into the user's array.
         let mut storage_override: HashMap<u32, NDArray> = HashMap::new();
         for (i, gv) in grad_vals.iter().enumerate() {
@@ -389,6 +390,24 @@ impl Executor {
     pub fn num_forward_steps(&self) -> usize {
         self.n_forward
     }
+}
+
+/// Drops backward steps whose outputs no gradient needs: a rule computes every input's gradient
+/// (FullyConnected's data gradient), but only those of arguments with a `grad_req` are kept.
+fn prune_backward(steps: &mut Vec<Step>, n_forward: usize, grad_vals: &[Option<u32>], n_vals: usize) {
+    let mut live = vec![false; n_vals];
+    grad_vals.iter().flatten().for_each(|&v| live[v as usize] = true);
+    let mut keep = vec![true; steps.len()];
+    for s in (n_forward..steps.len()).rev() {
+        let io = &steps[s].io;
+        if io.outputs.iter().any(|&o| live[o as usize]) {
+            io.inputs.iter().for_each(|&i| live[i as usize] = true);
+        } else {
+            keep[s] = false;
+        }
+    }
+    let mut k = keep.into_iter();
+    steps.retain(|_| k.next().unwrap_or(true));
 }
 
 fn missing(name: &str) -> Error {
