@@ -389,7 +389,10 @@ def executor_mlp_step(b: Bench) -> dict:
     """The MLP step bound once as a Symbol: ``forward(is_train=True)`` + ``backward()``
     (SoftmaxOutput supplies its own head gradient); PyTorch runs its eager step."""
     np_, mx = b.np, b.mx
-    exe = _mlp_symbol(mx.sym).simple_bind(mx.cpu(), data=(128, 784))
+    net = _mlp_symbol(mx.sym)
+    # Gradients for the weights only, as in the PyTorch step (its input needs none).
+    req = {n: "null" if n in ("data", "softmax_label") else "write" for n in net.list_arguments()}
+    exe = net.simple_bind(mx.cpu(), grad_req=req, data=(128, 784))
     rng = np_.random.default_rng(0)
     for k, v in exe.arg_dict.items():
         if k == "softmax_label":
