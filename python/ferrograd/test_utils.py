@@ -1,6 +1,6 @@
 """``ferrograd.test_utils``: MXNet's ``mx.test_utils`` namespace, plus Chainer's checkers.
 
-* MXNet helpers (issue 5), implemented in :mod:`ferrograd._mx_compare`: contexts and tolerance
+* MXNet helpers, implemented in :mod:`ferrograd._mx_compare`: contexts and tolerance
   tables (:func:`default_context`, :func:`get_tols`, ...), random data (:func:`random_arrays`,
   :func:`rand_ndarray`, ...) and comparisons (:func:`assert_almost_equal`, :func:`almost_equal`,
   :func:`same_array`, :func:`environment`, ...).

@@ -67,6 +67,12 @@ impl Attrs {
         self.items.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v).filter(|v| **v != AttrValue::None)
     }
 
+    /// Whether `key` was given explicitly as `None` (Python `axis=None`), which some ops read
+    /// differently from an absent key.
+    pub fn is_explicit_none(&self, key: &str) -> bool {
+        self.items.iter().rev().find(|(k, _)| k == key).is_some_and(|(_, v)| *v == AttrValue::None)
+    }
+
     fn bad(&self, key: &str, want: &str, v: &AttrValue) -> Error {
         Error::Value(format!("{}: parameter '{key}' expects {want}, got {}", self.op, v.to_mx_string()))
     }

@@ -278,7 +278,11 @@ impl Op for Ordering {
 
 // ---- registry builders ----
 
+/// `axis=None` (Python `None` or MXNet's string `'None'`) flattens; absent means -1.
 fn axis_param(a: &Attrs) -> Result<Option<i64>> {
+    if a.is_explicit_none("axis") {
+        return Ok(None);
+    }
     match a.str_or("axis", "") {
         Ok("None") => Ok(None),
         _ => Ok(Some(a.tuple("axis")?.and_then(|t| t.first().copied()).unwrap_or(-1))),

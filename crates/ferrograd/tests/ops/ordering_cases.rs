@@ -101,8 +101,12 @@ pub fn topk(name: &'static str) {
     check_arr("topk ties", &y, &[3], F32, &[1.0, 2.0, 3.0], 0.0, 0.0);
     // axis=None (as symbol JSON writes it) works on the flattened array.
     let x = f64s(&[5.0, 1.0, 9.0, 7.0, 3.0, 8.0], &[2, 3]);
-    let y = call1(name, &[x], &[("axis", string("None")), ("k", int(2)), ("ret_typ", string("value"))]);
+    let y =
+        call1(name, std::slice::from_ref(&x), &[("axis", string("None")), ("k", int(2)), ("ret_typ", string("value"))]);
     check_arr("topk axis=None", &y, &[2], F64, &[9.0, 8.0], 0.0, 0.0);
+    // Python's axis=None arrives as an explicit None: the same flattening.
+    let y = call1(name, &[x], &[("axis", AttrValue::None), ("k", int(2)), ("ret_typ", string("value"))]);
+    check_arr("topk axis=None (Python None)", &y, &[2], F64, &[9.0, 8.0], 0.0, 0.0);
 }
 
 pub fn topk_grad(name: &'static str) {
