@@ -30,30 +30,30 @@ def _as_nd(v, ctx, dtype):
     return nd.array(v, ctx, dtype=v.dtype if dtype == "asnumpy" else dtype)
 
 
-def _parse_location(sym, location, ctx, dtype=np.float32):
-    """``{arg name: NDArray}`` from a list (argument order) or a dict with exactly the arguments."""
-    assert dtype == "asnumpy" or np.dtype(dtype).type in _FLOATS, dtype
-    names = sym.list_arguments()
-    if isinstance(location, dict):
-        if set(location) != set(names):
-            raise ValueError("Symbol arguments and keys of the given location do not match."
-                             f"symbol args:{set(names)}, location.keys():{set(location)}")
+def _named_arrays(values, names, ctx, dtype, mismatch):
+    """``{name: NDArray}`` from a list in ``names`` order or a dict with exactly ``names``."""
+    if isinstance(values, dict):
+        if set(values) != set(names):
+            raise ValueError(mismatch(set(names), set(values)))
     else:
-        location = dict(zip(names, location, strict=True))
-    return {k: _as_nd(v, ctx, dtype) for k, v in location.items()}
+        values = dict(zip(names, values, strict=True))
+    return {k: _as_nd(v, ctx, dtype) for k, v in values.items()}
+
+
+def _parse_location(sym, location, ctx, dtype=np.float32):
+    """The arguments' values (a list in argument order, or a dict with exactly the arguments)."""
+    assert dtype == "asnumpy" or np.dtype(dtype).type in _FLOATS, dtype
+    return _named_arrays(location, sym.list_arguments(), ctx, dtype, lambda want, got: (
+        "Symbol arguments and keys of the given location do not match."
+        f"symbol args:{want}, location.keys():{got}"))
 
 
 def _parse_aux_states(sym, aux_states, ctx, dtype=np.float32):
     if aux_states is None:
         return None
-    names = sym.list_auxiliary_states()
-    if isinstance(aux_states, dict):
-        if set(aux_states) != set(names):
-            raise ValueError("Symbol aux_states names and given aux_states do not match."
-                             f"symbol aux_names:{set(names)}, aux_states.keys:{set(aux_states)}")
-    else:
-        aux_states = dict(zip(names, aux_states, strict=True))
-    return {k: _as_nd(v, ctx, dtype) for k, v in aux_states.items()}
+    return _named_arrays(aux_states, sym.list_auxiliary_states(), ctx, dtype, lambda want, got: (
+        "Symbol aux_states names and given aux_states do not match."
+        f"symbol aux_names:{want}, aux_states.keys:{got}"))
 
 
 def simple_forward(sym, ctx=None, is_train=False, **inputs):

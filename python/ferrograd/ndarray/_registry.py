@@ -127,11 +127,13 @@ def _make(name, inputs, params, doc):
     return op
 
 
-def make_ops():
-    """{name: function} for every registered op and alias."""
+def make_ops(make=None):
+    """{name: function} for every registered op and alias; ``make(name, inputs, params, doc)``
+    builds each function (``nd.<op>`` by default; ``sym.<op>`` passes its own)."""
+    make = make or _make
     ops = {}
     for name, aliases, inputs, params, doc in _op_info():
-        f = _make(name, inputs, params, doc)
+        f = make(name, inputs, params, doc)
         ops[name] = f
         for a in aliases:
             ops[a] = f

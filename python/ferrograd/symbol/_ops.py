@@ -8,8 +8,8 @@ keyword is an op parameter. ``name=`` and ``attr=`` follow MXNet's ``NameManager
 import inspect
 
 from .. import name as _name
-from .._ferrograd import _op_info
 from ..base import DTypeError
+from ..ndarray import _registry
 from .symbol import Symbol, _create, var
 
 _P = inspect.Parameter
@@ -74,10 +74,4 @@ def _make(opname, inputs, params, doc):
 
 def make_ops():
     """{name: function} for every registered op and alias."""
-    ops = {}
-    for name, aliases, inputs, params, doc in _op_info():
-        f = _make(name, inputs, params, doc)
-        ops[name] = f
-        for a in aliases:
-            ops[a] = f
-    return ops
+    return _registry.make_ops(_make)

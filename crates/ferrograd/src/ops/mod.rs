@@ -6,6 +6,25 @@
 //! builder. The builder is implemented eagerly (NDArrays, recorded under `create_graph`) and, later,
 //! symbolically, so the same rule serves the tape and the executor. Ops never import either.
 
+/// Runs `$body` with the type alias `$T` = `f32` or `f64` chosen by `$dt`; any other dtype is a
+/// DType error naming the op (for kernels written only for floats). Defined before the op modules
+/// so that all of them see it.
+macro_rules! float_kernel {
+    ($op:expr, $dt:expr, $T:ident => $body:expr) => {
+        match $dt {
+            $crate::dtype::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::dtype::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            other => Err($crate::error::Error::DType(format!("{}: unsupported dtype {other}", $op))),
+        }
+    };
+}
+
 pub mod attrs;
 pub mod binary;
 pub mod conv;

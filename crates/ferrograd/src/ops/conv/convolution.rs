@@ -13,7 +13,6 @@ use std::sync::Arc;
 use ferrograd_kernels::conv::{conv_backward, conv_forward, ConvShape};
 
 use super::{check_float, check_layout, fmt_us, Contig, Window};
-use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::{AttrValue, Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
@@ -232,23 +231,6 @@ impl ConvParams {
     fn without_bias(&self) -> ConvParams {
         ConvParams { no_bias: true, ..self.clone() }
     }
-}
-
-/// Runs `f` with typed slices for float32/float64.
-macro_rules! float_kernel {
-    ($op:expr, $dt:expr, $T:ident => $body:expr) => {
-        match $dt {
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            other => Err(Error::DType(format!("{}: unsupported dtype {other}", $op))),
-        }
-    };
 }
 
 const ARGS_BIAS: &[&str] = &["data", "weight", "bias"];

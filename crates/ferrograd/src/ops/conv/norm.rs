@@ -15,29 +15,12 @@ use std::collections::HashMap;
 use ferrograd_kernels::conv::{channel_affine, channel_affine2, channel_dot, norm_stats};
 
 use super::{check_float, Contig};
-use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::view::normalize_axis;
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::attrs::fmt_float;
 use crate::ops::unary::UnaryKind;
 use crate::ops::{unbroadcast, Attrs, Ctx, Grad, GradGraph, Op, OpRef, Saves, Val};
-
-macro_rules! float_kernel {
-    ($op:expr, $dt:expr, $T:ident => $body:expr) => {
-        match $dt {
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            other => Err(Error::DType(format!("{}: unsupported dtype {other}", $op))),
-        }
-    };
-}
 
 fn check_param(op: &str, name: &str, got: &[usize], n: usize, data: &[usize]) -> Result<()> {
     if got != [n] {

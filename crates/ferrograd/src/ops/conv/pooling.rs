@@ -13,7 +13,6 @@ use std::sync::Arc;
 use ferrograd_kernels::conv::{pool_forward, pool_linear_backward, pool_max_backward, pool_max_gather, Geom, PoolKind};
 
 use super::{check_float, check_layout, fmt_us, Contig, Window};
-use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::binary::BinaryKind;
@@ -177,22 +176,6 @@ impl PoolParams {
     fn with_type(&self, t: PoolType) -> PoolParams {
         PoolParams { pool_type: t, ..self.clone() }
     }
-}
-
-macro_rules! float_kernel {
-    ($op:expr, $dt:expr, $T:ident => $body:expr) => {
-        match $dt {
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            other => Err(Error::DType(format!("{}: unsupported dtype {other}", $op))),
-        }
-    };
 }
 
 /// MXNet `Pooling`.

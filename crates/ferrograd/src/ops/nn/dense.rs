@@ -21,23 +21,6 @@ use crate::ops::attrs::fmt_float;
 use crate::ops::indexing::{Take, TakeGrad, TakeMode};
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 
-/// Runs a float kernel natively in f32/f64 (float16 through f32), else a DType error.
-macro_rules! float_kernel {
-    ($op:expr, $dt:expr, $T:ident => $body:expr) => {
-        match $dt {
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            other => Err(Error::DType(format!("{}: unsupported dtype {other}", $op))),
-        }
-    };
-}
-
 /// Recomputes `op` in float32 for float16 inputs and casts the outputs back.
 fn via_f32(op: &dyn Op, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
     let xs: Vec<NDArray> = inputs.iter().map(|x| x.astype(DType::F32)).collect();
