@@ -283,3 +283,13 @@ def test_memory_plan_peak_on_mlp_is_below_sixty_percent():
     exe = net.simple_bind(CTX, data=(128, 784))
     planned, naive = exe.handle.memory()
     assert naive > 0 and planned <= 0.6 * naive, (planned, naive)
+
+
+def test_no_backward_work_for_gradients_nobody_asked_for():
+    net = sym.FullyConnected(sym.var("data"), num_hidden=4, name="fc")
+    ops = lambda exe: [op for _, op in exe.handle.schedule()]  # noqa: E731
+    full = net.simple_bind(CTX, data=(3, 5))
+    weights_only = net.simple_bind(CTX, grad_req={"fc_weight": "write", "fc_bias": "write"},
+                                   data=(3, 5))
+    assert ops(full).count("dot") == 2 and ops(weights_only).count("dot") == 1
+    assert weights_only.grad_dict["data"] is None

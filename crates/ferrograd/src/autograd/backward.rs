@@ -40,6 +40,8 @@ struct TapeGraph {
     vals: Vec<Slot>,
     /// The op whose rule is running (named when a rule reads an unsaved tensor).
     current: &'static str,
+    /// Inputs of the running rule that are not tracked (their gradient would be dropped).
+    untracked: Vec<Val>,
 }
 
 impl TapeGraph {
@@ -84,6 +86,9 @@ impl GradGraph for TapeGraph {
 
     fn constant(&mut self, x: NDArray) -> Option<Val> {
         Some(self.push(x))
+    }
+    fn needs_grad(&self, v: Val) -> bool {
+        !self.untracked.contains(&v)
     }
 }
 
@@ -206,7 +211,7 @@ fn sweep(
     }
 
     let _guard = FlagGuard(set_recording(args.create_graph), set_training(args.train_mode));
-    let mut tape = TapeGraph { vals: Vec::new(), current: "" };
+    let mut tape = TapeGraph { vals: Vec::new(), current: "", untracked: Vec::new() };
     // Gradient accumulated per (node, output) and per variable.
     let mut out_grads: PtrMap<(usize, usize), Val> = PtrMap::default();
     let mut var_grads: PtrMap<usize, Val> = PtrMap::default();
@@ -270,6 +275,8 @@ fn sweep(
             })
             .collect();
         tape.current = node.op.name();
+        tape.untracked.clear();
+        tape.untracked.extend(xs.iter().zip(&node.inputs).filter(|(_, e)| e.is_none()).map(|(v, _)| *v));
         let grads = {
             let mut g = Grad::new(&mut tape);
             node.op.grad(&mut g, &xs, &ys, &gys)?

@@ -75,6 +75,8 @@ struct SymGraph<'a> {
     steps: &'a mut Vec<Step>,
     metas: &'a mut Vec<Meta>,
     current: String,
+    /// Per forward value: whether some requested gradient depends on it.
+    needs: &'a [bool],
 }
 
 impl GradGraph for SymGraph<'_> {
@@ -91,6 +93,10 @@ impl GradGraph for SymGraph<'_> {
 
     fn meta(&self, v: Val) -> Meta {
         self.metas[v.0 as usize].clone()
+    }
+
+    fn needs_grad(&self, v: Val) -> bool {
+        self.needs.get(v.0 as usize).copied().unwrap_or(true)
     }
 }
 
@@ -156,7 +162,7 @@ impl Executor {
         let mut head_grad_vals = vec![None; head_vals.len()];
         let mut grads: HashMap<u32, Val> = HashMap::new();
         {
-            let mut graph = SymGraph { steps: &mut steps, metas: &mut metas, current: String::new() };
+            let mut graph = SymGraph { steps: &mut steps, metas: &mut metas, current: String::new(), needs: &needs };
             for (h, &hv) in head_vals.iter().enumerate() {
                 if !needs[hv as usize] {
                     continue;

@@ -34,6 +34,11 @@ pub trait GradGraph {
     fn constant(&mut self, _x: NDArray) -> Option<Val> {
         None
     }
+    /// Whether the caller wants a gradient for input value `v`. Rules may skip the work for an
+    /// input that needs none (FullyConnected's data gradient); returning it anyway is harmless.
+    fn needs_grad(&self, _v: Val) -> bool {
+        true
+    }
 }
 
 /// Convenience methods over a [`GradGraph`] for writing gradient rules.
@@ -56,6 +61,11 @@ impl<'a> Grad<'a> {
 
     pub fn meta(&self, v: Val) -> Meta {
         self.graph.meta(v)
+    }
+
+    /// See [`GradGraph::needs_grad`].
+    pub fn needs_grad(&self, v: Val) -> bool {
+        self.graph.needs_grad(v)
     }
 
     /// The concrete array behind `v` in an eager graph (see [`GradGraph::value`]).

@@ -217,17 +217,20 @@ impl Op for Dot {
             (a2, b2, gy2)
         };
         // C = op(A)·op(B): dA = dC·op(B)ᵀ (transposed back if A was), dB = op(A)ᵀ·dC (likewise).
-        let ga = if self.transpose_a {
-            g.dot(b2, gy2, self.transpose_b, true, batch)?
-        } else {
-            g.dot(gy2, b2, false, !self.transpose_b, batch)?
+        // An input that needs no gradient (a constant operand) costs no product.
+        let ga = match (g.needs_grad(a), self.transpose_a) {
+            (false, _) => None,
+            (true, true) => Some(g.dot(b2, gy2, self.transpose_b, true, batch)?),
+            (true, false) => Some(g.dot(gy2, b2, false, !self.transpose_b, batch)?),
         };
-        let gb = if self.transpose_b {
-            g.dot(gy2, a2, true, self.transpose_a, batch)?
-        } else {
-            g.dot(a2, gy2, !self.transpose_a, false, batch)?
+        let gb = match (g.needs_grad(b), self.transpose_b) {
+            (false, _) => None,
+            (true, true) => Some(g.dot(gy2, a2, true, self.transpose_a, batch)?),
+            (true, false) => Some(g.dot(a2, gy2, !self.transpose_a, false, batch)?),
         };
-        Ok(vec![Some(g.reshape(ga, &sa)?), Some(g.reshape(gb, &sb)?)])
+        let ga = ga.map(|v| g.reshape(v, &sa)).transpose()?;
+        let gb = gb.map(|v| g.reshape(v, &sb)).transpose()?;
+        Ok(vec![ga, gb])
     }
 }
 

@@ -142,10 +142,14 @@ impl Op for FullyConnected {
         let (m, k, _) = self.dims(&xs)?;
         let gy = g.reshape(og[0], &[m, self.num_hidden])?;
         let x2 = g.reshape(x, &[m, k])?;
-        let gx = g.dot(gy, w, false, false, false)?;
-        let gx = g.reshape(gx, &xs)?;
+        let gx = if g.needs_grad(x) {
+            let gx = g.dot(gy, w, false, false, false)?;
+            Some(g.reshape(gx, &xs)?)
+        } else {
+            None
+        };
         let gw = g.dot(gy, x2, true, false, false)?;
-        let mut v = vec![Some(gx), Some(gw)];
+        let mut v = vec![gx, Some(gw)];
         if !self.no_bias {
             v.push(Some(g.sum_axes(gy, vec![0], false)?));
         }
