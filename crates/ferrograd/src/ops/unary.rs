@@ -171,6 +171,17 @@ fn forward_f32(kind: UnaryKind, src: &[f32], l: &ferrograd_kernels::Layout, out:
     }
 }
 
+/// f64 kernels: the common transcendentals vectorised, the rest through `eval_f64` (libm).
+fn forward_f64(kind: UnaryKind, src: &[f64], l: &ferrograd_kernels::Layout, out: &mut [f64]) {
+    use UnaryKind::*;
+    match kind {
+        Exp => unary(src, l, out, Cost::Heavy, vmath::exp_f64),
+        Tanh => unary(src, l, out, Cost::Heavy, vmath::tanh_f64),
+        Sigmoid => unary(src, l, out, Cost::Heavy, vmath::sigmoid_f64),
+        k => forward_any(k, src, l, out),
+    }
+}
+
 fn forward_any<T: Element>(kind: UnaryKind, src: &[T], l: &ferrograd_kernels::Layout, out: &mut [T]) {
     use UnaryKind::*;
     match kind {
@@ -210,6 +221,11 @@ impl Op for Unary {
                 let y = super::run1(self, &Ctx::default(), &[x.astype(DType::F32)])?.astype(DType::F16);
                 outputs[0] = y;
                 Ok(())
+            }
+            DType::F64 => {
+                let src = x.snapshot();
+                let s = src.slice::<f64>().unwrap_or_default();
+                outputs[0].write_out::<f64, _>(|o| forward_f64(self.kind, s, x.layout(), o))
             }
             dt => with_dtype!(dt, T => {
                 let src = x.snapshot();
