@@ -10,6 +10,8 @@
 use crate::element::Element;
 use crate::matmul::{gemm, GemmElement};
 use crate::par::{self, Cost};
+use crate::reduce::{fold_lanes, Reducer};
+use crate::simd_dispatch;
 
 /// Spatial geometry of one convolution or pooling window problem (three spatial axes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -555,22 +557,68 @@ pub fn pool_max_gather<T: PoolFloat>(g: &Geom, h: &[T], x: &[T], y: &mut [T]) {
     });
 }
 
+/// Σx in f64 (the statistics' first pass).
+#[derive(Clone, Copy, Debug)]
+struct SumF64;
+/// Σ(x - mean)² in f64 (the second pass).
+#[derive(Clone, Copy, Debug)]
+struct SqDev(f64);
+
+impl<T: Element> Reducer<T> for SumF64 {
+    type Acc = f64;
+    #[inline(always)]
+    fn init(&self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn fold(&self, a: f64, x: T) -> f64 {
+        a + x.to_f64()
+    }
+    #[inline(always)]
+    fn combine(&self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+}
+
+impl<T: Element> Reducer<T> for SqDev {
+    type Acc = f64;
+    #[inline(always)]
+    fn init(&self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn fold(&self, a: f64, x: T) -> f64 {
+        let d = x.to_f64() - self.0;
+        d.mul_add(d, a)
+    }
+    #[inline(always)]
+    fn combine(&self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+}
+
 /// Normalisation statistics of `x` viewed as `(outer, mid, inner)`: when `per_mid`, one
 /// (mean, biased variance) per `mid` index over (outer, inner) (BatchNorm); otherwise one per
 /// (outer, inner) pair over `mid` (LayerNorm, InstanceNorm), in row-major (outer, inner) order.
-/// Accumulated in f64, two passes; parallel over the statistics.
+/// Accumulated in f64, two passes (mean, then squared deviations: no cancellation); contiguous
+/// runs are folded in vector lanes; parallel over the statistics.
 pub fn norm_stats<T: Element>(x: &[T], outer: usize, mid: usize, inner: usize, per_mid: bool) -> Vec<(f64, f64)> {
     let total = outer * mid * inner;
     if per_mid {
         par::map_tasks(mid, total, Cost::Read, |m| {
             let n = (outer * inner).max(1) as f64;
             let seg = |o: usize| &x[(o * mid + m) * inner..(o * mid + m + 1) * inner];
-            let mean = (0..outer).map(|o| seg(o).iter().map(|v| v.to_f64()).sum::<f64>()).sum::<f64>() / n;
-            let var = (0..outer)
-                .map(|o| seg(o).iter().map(|v| (v.to_f64() - mean) * (v.to_f64() - mean)).sum::<f64>())
-                .sum::<f64>()
-                / n;
+            let mean = (0..outer).map(|o| fold_lanes(seg(o), SumF64)).sum::<f64>() / n;
+            let var = (0..outer).map(|o| fold_lanes(seg(o), SqDev(mean))).sum::<f64>() / n;
             (mean, var)
+        })
+    } else if inner == 1 {
+        // Each statistic covers one contiguous row of `mid` elements (LayerNorm on the last axis).
+        par::map_tasks(outer, total, Cost::Read, |o| {
+            let row = &x[o * mid..(o + 1) * mid];
+            let n = mid.max(1) as f64;
+            let mean = fold_lanes(row, SumF64) / n;
+            (mean, fold_lanes(row, SqDev(mean)) / n)
         })
     } else {
         par::map_tasks(outer * inner, total, Cost::Read, |r| {
@@ -603,17 +651,40 @@ pub fn channel_affine<T: PoolFloat>(x: &[T], inner: usize, mid: usize, a: &[T], 
     });
 }
 
+simd_dispatch! {
+    /// `(Σ u, Σ u·v)` in f64 over two equally long slices, in 16 interleaved lanes each.
+    pub fn sum_and_dot<T>(u: &[T], v: &[T]) -> (f64, f64)
+    where { T: Element }
+    {
+        const L: usize = 16;
+        let (mut s1, mut s2) = ([0.0f64; L], [0.0f64; L]);
+        let (cu, cv) = (u.chunks_exact(L), v.chunks_exact(L));
+        let (ru, rv) = (cu.remainder(), cv.remainder());
+        for (a, b) in cu.zip(cv) {
+            for i in 0..L {
+                let x = a[i].to_f64();
+                s1[i] += x;
+                s2[i] = x.mul_add(b[i].to_f64(), s2[i]);
+            }
+        }
+        let (mut t1, mut t2) = (s1.iter().sum::<f64>(), s2.iter().sum::<f64>());
+        for (a, b) in ru.iter().zip(rv) {
+            t1 += a.to_f64();
+            t2 += a.to_f64() * b.to_f64();
+        }
+        (t1, t2)
+    }
+}
+
 /// Per-`mid` sums `(Σ u, Σ u·v)` over the `(outer, mid, inner)` view (f64 accumulation).
 pub fn channel_dot<T: Element>(u: &[T], v: &[T], outer: usize, mid: usize, inner: usize) -> Vec<(f64, f64)> {
     par::map_tasks(mid, 2 * outer * mid * inner, Cost::Read, |m| {
         let (mut s1, mut s2) = (0.0f64, 0.0f64);
         for o in 0..outer {
             let r = (o * mid + m) * inner..(o * mid + m + 1) * inner;
-            for (a, b) in u[r.clone()].iter().zip(&v[r]) {
-                let a = a.to_f64();
-                s1 += a;
-                s2 += a * b.to_f64();
-            }
+            let (a, b) = sum_and_dot(&u[r.clone()], &v[r]);
+            s1 += a;
+            s2 += b;
         }
         (s1, s2)
     })
