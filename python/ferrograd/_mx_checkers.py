@@ -146,10 +146,14 @@ def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_trai
     copied into the executor first; aux states are reset before every forward. Returns
     ``{name: numpy array}`` (integer arguments are skipped)."""
     names = executor._symbol.list_arguments()
+    # NumPy values are converted in the executor's dtype (nd.array alone would round float64
+    # locations to float32).
     for k, v in location.items():
-        executor.arg_dict[k][:] = v if isinstance(v, nd.NDArray) else nd.array(np.asarray(v))
+        dst = executor.arg_dict[k]
+        dst[:] = v if isinstance(v, nd.NDArray) else nd.array(np.asarray(v), dtype=dst.dtype)
     for k, v in (aux_states or {}).items():
-        executor.aux_dict[k][:] = v if isinstance(v, nd.NDArray) else nd.array(np.asarray(v))
+        dst = executor.aux_dict[k]
+        dst[:] = v if isinstance(v, nd.NDArray) else nd.array(np.asarray(v), dtype=dst.dtype)
     targets = [names.index(k) for k in location
                if np.dtype(executor.arg_dict[k].dtype).type in _FLOATS]
     flat = executor.handle.numeric_grad(targets, float(eps), bool(use_forward_train))

@@ -313,6 +313,11 @@ impl Executor {
     pub fn forward(&mut self, is_train: bool, monitor: &mut dyn FnMut(&str, &NDArray)) -> Result<()> {
         let ctx = Ctx { is_train };
         self.run(0..self.n_forward, &ctx, monitor)?;
+        self.collect_outputs()
+    }
+
+    /// Copies the head values into the stable output arrays (unless they are the same buffer).
+    fn collect_outputs(&mut self) -> Result<()> {
         for (h, &v) in self.head_vals.iter().enumerate() {
             let val = self.vals[v as usize].clone().ok_or_else(|| missing("forward"))?;
             if !val.shares_storage(&self.outputs[h]) {

@@ -2,6 +2,13 @@
 //!
 //! Each worker binds its own copy of the graph (fresh argument and aux arrays, no gradients), so
 //! the caller's arrays are never perturbed and workers share nothing mutable.
+//!
+//! A perturbation of argument `t` re-runs only the steps that `t` reaches; the others keep their
+//! values from one forward at the unperturbed point (each forward value has its own buffer in a
+//! worker's copy, so nothing overwrites them). A step that reads `t` directly and is linear in it
+//! (`dot`, `FullyConnected`) updates its unperturbed output by the perturbation's contribution
+//! ([`Op::add_input_delta`]) instead of recomputing the product. Graphs with random ops re-run
+//! everything.
 
 use ferrograd_kernels::par::{self, Cost};
 
@@ -9,10 +16,20 @@ use super::{Bindings, Executor};
 use crate::autograd::GradReq;
 use crate::error::{Error, Result};
 use crate::ndarray::NDArray;
+use crate::ops::{Ctx, Op};
+
+/// What one target's perturbations re-run.
+struct Sweep {
+    /// Per forward step: whether the target reaches it.
+    dirty: Vec<bool>,
+    /// Per forward step reading the target directly and linearly: the target's input position and
+    /// the step's unperturbed output.
+    delta: Vec<Option<(usize, NDArray)>>,
+}
 
 impl Executor {
     /// A copy bound to contiguous copies of this executor's arguments and aux states, computing
-    /// no gradients.
+    /// no gradients, with a private buffer for every forward value.
     fn fork(&self) -> Result<Executor> {
         let n = self.args.len();
         let b = Bindings {
@@ -21,7 +38,49 @@ impl Executor {
             reqs: vec![GradReq::Null; n],
             aux: self.aux.iter().map(NDArray::copy).collect(),
         };
-        Executor::bind(&self.symbol, b)
+        let mut exe = Executor::bind(&self.symbol, b)?;
+        for s in 0..exe.n_forward {
+            for j in 0..exe.steps[s].io.outputs.len() {
+                let o = exe.steps[s].io.outputs[j] as usize;
+                if exe.storage[o].is_some() {
+                    exe.storage[o] = Some(NDArray::uninit(&exe.metas[o].shape, exe.metas[o].dtype));
+                }
+            }
+        }
+        for (h, &v) in exe.head_vals.iter().enumerate() {
+            if let Some(s) = &exe.storage[v as usize] {
+                exe.outputs[h] = s.clone();
+            }
+        }
+        Ok(exe)
+    }
+
+    /// The steps argument `t` reaches and the linear ones among them; the values are those of the
+    /// forward just run (at the unperturbed point).
+    fn sweep(&self, t: usize) -> Result<Sweep> {
+        let fwd = &self.steps[..self.n_forward];
+        if fwd.iter().any(|s| s.op.is_random()) {
+            return Ok(Sweep { dirty: vec![true; fwd.len()], delta: vec![None; fwd.len()] });
+        }
+        let mut reached = vec![false; self.metas.len()];
+        reached[t] = true;
+        let mut dirty = Vec::with_capacity(fwd.len());
+        let mut delta = Vec::with_capacity(fwd.len());
+        for st in fwd {
+            let d = st.io.inputs.iter().any(|&v| reached[v as usize]);
+            let direct = st.io.inputs.iter().filter(|&&v| v as usize == t).count() == 1
+                && st.io.inputs.iter().all(|&v| v as usize == t || !reached[v as usize])
+                && st.io.outputs.len() == 1;
+            delta.push(match (d && direct, self.vals[st.io.outputs[0] as usize].as_ref()) {
+                (true, Some(out)) => st.io.inputs.iter().position(|&v| v as usize == t).map(|p| (p, out.copy())),
+                _ => None,
+            });
+            if d {
+                st.io.outputs.iter().for_each(|&o| reached[o as usize] = true);
+            }
+            dirty.push(d);
+        }
+        Ok(Sweep { dirty, delta })
     }
 
     /// Central differences of `sum(outputs[0])` with respect to the arguments `targets`: for each
@@ -57,10 +116,19 @@ impl Executor {
             let mut exe = self.fork()?;
             let aux0: Vec<NDArray> = exe.aux.iter().map(NDArray::copy).collect();
             let mut out = Vec::with_capacity(chunk.len());
+            let mut current: Option<(usize, Sweep)> = None;
             for &(k, i) in chunk {
-                let (t, x) = (targets[k], bases[k][i]);
-                let plus = exe.objective_at(t, i, x + eps / 2.0, &aux0, is_train)?;
-                let minus = exe.objective_at(t, i, x - eps / 2.0, &aux0, is_train)?;
+                let t = targets[k];
+                if current.as_ref().is_none_or(|(ck, _)| *ck != k) {
+                    // Unperturbed values for this target's sweep.
+                    exe.reset_aux(&aux0)?;
+                    exe.forward(is_train, &mut |_, _| {})?;
+                    current = Some((k, exe.sweep(t)?));
+                }
+                let Some((_, sw)) = current.as_ref() else { continue };
+                let x = bases[k][i];
+                let plus = exe.objective_at(t, i, x, eps / 2.0, &aux0, is_train, sw)?;
+                let minus = exe.objective_at(t, i, x, -eps / 2.0, &aux0, is_train, sw)?;
                 exe.args[t].set_flat_f64(i, x)?;
                 out.push((plus - minus) / eps);
             }
@@ -80,13 +148,50 @@ impl Executor {
         Ok(res)
     }
 
-    /// `sum(outputs[0])` with element `i` of argument `t` set to `value`.
-    fn objective_at(&mut self, t: usize, i: usize, value: f64, aux0: &[NDArray], is_train: bool) -> Result<f64> {
-        self.args[t].set_flat_f64(i, value)?;
+    fn reset_aux(&mut self, aux0: &[NDArray]) -> Result<()> {
         for (a, a0) in self.aux.iter_mut().zip(aux0) {
             a.assign_from(a0)?;
         }
-        self.forward(is_train, &mut |_, _| {})?;
+        Ok(())
+    }
+
+    /// `sum(outputs[0])` with element `i` of argument `t` moved from `x` to `x + h`, re-running the
+    /// steps of `sw`.
+    #[allow(clippy::too_many_arguments)]
+    fn objective_at(
+        &mut self,
+        t: usize,
+        i: usize,
+        x: f64,
+        h: f64,
+        aux0: &[NDArray],
+        is_train: bool,
+        sw: &Sweep,
+    ) -> Result<f64> {
+        self.args[t].set_flat_f64(i, x + h)?;
+        self.reset_aux(aux0)?;
+        let ctx = Ctx { is_train };
+        for s in 0..self.n_forward {
+            if !sw.dirty[s] {
+                continue;
+            }
+            if let Some((pos, base)) = &sw.delta[s] {
+                let o = self.steps[s].io.outputs[0] as usize;
+                if let Some(mut y) = self.storage[o].clone() {
+                    y.assign_from(base)?;
+                    let inputs: Vec<NDArray> =
+                        self.steps[s].io.inputs.iter().filter_map(|&v| self.vals[v as usize].clone()).collect();
+                    if inputs.len() == self.steps[s].io.inputs.len()
+                        && self.steps[s].op.add_input_delta(&inputs, *pos, i, h, &mut y)?
+                    {
+                        self.vals[o] = Some(y);
+                        continue;
+                    }
+                }
+            }
+            self.run(s..s + 1, &ctx, &mut |_, _| {})?;
+        }
+        self.collect_outputs()?;
         Ok(self.outputs[0].to_f64_vec().iter().sum())
     }
 }

@@ -12,6 +12,7 @@ use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::with_dtype;
+use ferrograd_kernels::Element;
 
 /// `dot` (or `batch_dot` when `batch`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +31,23 @@ struct MatView {
     rs: isize,
     cs: isize,
     offset: usize,
+}
+
+/// `(batch, row, col)` of element `index` of a contiguous operand in its matrix view (`None` if the
+/// view's strides do not decompose it, e.g. negative strides).
+fn locate(v: &MatView, index: usize) -> Option<(usize, usize, usize)> {
+    let (bs, rs, cs) =
+        (usize::try_from(v.batch_stride).ok()?, usize::try_from(v.rs).ok()?, usize::try_from(v.cs).ok()?);
+    let (bi, rem) = if v.batch > 1 && bs > 0 { (index / bs, index % bs) } else { (0, index) };
+    let candidates = [
+        (cs == 1 && v.cols > 0).then(|| (rem / v.cols, rem % v.cols)),
+        (rs == 1 && v.rows > 0).then(|| (rem % v.rows, rem / v.rows)),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|&(r, c)| r < v.rows && c < v.cols && bi < v.batch && bi * bs + r * rs + c * cs == index)
+        .map(|(r, c)| (bi, r, c))
 }
 
 impl Dot {
@@ -185,6 +203,49 @@ impl Op for Dot {
                 }
             })
         })
+    }
+
+    /// `C = op(A)·op(B)` is linear in each operand: a change `δ` at `op(A)[r, c]` adds
+    /// `δ·op(B)[c, :]` to row `r` of C; at `op(B)[r, c]` it adds `δ·op(A)[:, r]` to column `c`.
+    fn add_input_delta(
+        &self,
+        inputs: &[NDArray],
+        which: usize,
+        index: usize,
+        delta: f64,
+        out: &mut NDArray,
+    ) -> Result<bool> {
+        let (a, b) = (&inputs[0], &inputs[1]);
+        let dt = a.dtype();
+        if which > 1 || dt == DType::F16 || !inputs[which].layout().is_contiguous() {
+            return Ok(false);
+        }
+        let (Some(va), Some(vb)) = (self.view(a.layout(), true), self.view(b.layout(), false)) else {
+            return Ok(false);
+        };
+        let Some((bi, r, c)) = locate(if which == 0 { &va } else { &vb }, index) else { return Ok(false) };
+        let (m, n) = (va.rows, vb.cols);
+        let (sa, sb) = (a.snapshot(), b.snapshot());
+        let at = |v: &MatView, bi: usize, i: usize, j: usize| {
+            (v.offset as isize + bi as isize * v.batch_stride + i as isize * v.rs + j as isize * v.cs) as usize
+        };
+        with_dtype!(dt, T => {
+            let (xa, xb) = (sa.slice::<T>().unwrap_or_default(), sb.slice::<T>().unwrap_or_default());
+            out.write_out::<T, _>(|o| {
+                let o = &mut o[bi * m * n..(bi + 1) * m * n];
+                if which == 0 {
+                    for (j, y) in o[r * n..(r + 1) * n].iter_mut().enumerate() {
+                        *y = T::from_f64(delta * xb[at(&vb, bi, c, j)].to_f64() + y.to_f64());
+                    }
+                } else {
+                    for i in 0..m {
+                        let y = &mut o[i * n + c];
+                        *y = T::from_f64(delta * xa[at(&va, bi, i, r)].to_f64() + y.to_f64());
+                    }
+                }
+            })?;
+        });
+        Ok(true)
     }
 
     fn saves(&self) -> Saves {

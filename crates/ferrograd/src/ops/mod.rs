@@ -128,6 +128,24 @@ pub trait Op: Send + Sync + std::fmt::Debug {
     fn saves(&self) -> Saves {
         Saves::InputsAndOutputs
     }
+    /// Whether the op draws random numbers (two runs on equal inputs may differ).
+    fn is_random(&self) -> bool {
+        false
+    }
+    /// For an op linear in input `which`: adds to `out` (holding the output for `inputs`) the
+    /// change caused by adding `delta` to element `index` (row-major) of that input, and returns
+    /// true. Finite differences use it to update a layer in O(one output row or column) instead of
+    /// recomputing the whole product. The default returns false: "recompute the forward".
+    fn add_input_delta(
+        &self,
+        _inputs: &[NDArray],
+        _which: usize,
+        _index: usize,
+        _delta: f64,
+        _out: &mut NDArray,
+    ) -> Result<bool> {
+        Ok(false)
+    }
     /// Vector-Jacobian product: gradients w.r.t. each input (`None` = zero), possibly in a
     /// broadcast shape (the caller unbroadcasts). `out_grads` has one entry per output.
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>>;
@@ -182,6 +200,19 @@ impl Op for OpRef {
     }
     fn saves(&self) -> Saves {
         (**self).saves()
+    }
+    fn is_random(&self) -> bool {
+        (**self).is_random()
+    }
+    fn add_input_delta(
+        &self,
+        inputs: &[NDArray],
+        which: usize,
+        index: usize,
+        delta: f64,
+        out: &mut NDArray,
+    ) -> Result<bool> {
+        (**self).add_input_delta(inputs, which, index, delta, out)
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
         (**self).grad(g, inputs, outputs, out_grads)

@@ -43,6 +43,9 @@ impl Random {
 }
 
 impl Op for Random {
+    fn is_random(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         match self.dist {
             Dist::Uniform => "_random_uniform",
@@ -108,6 +111,9 @@ pub struct Sample {
 }
 
 impl Op for Sample {
+    fn is_random(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         match self.dist {
             Dist::Normal => "_sample_normal",

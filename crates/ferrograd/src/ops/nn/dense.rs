@@ -133,6 +133,46 @@ impl Op for FullyConnected {
             outputs[0].write_out::<T, _>(|o| fc_forward(m, k, h, x, w, b, o))
         })
     }
+    /// `y = x·wᵀ + b` is linear in each input: `δ` at `x[r, c]` adds `δ·w[:, c]` to row `r`, at
+    /// `w[j, c]` adds `δ·x[:, c]` to column `j`, at `b[j]` adds `δ` to column `j`.
+    fn add_input_delta(
+        &self,
+        inputs: &[NDArray],
+        which: usize,
+        index: usize,
+        delta: f64,
+        out: &mut NDArray,
+    ) -> Result<bool> {
+        let dt = inputs[0].dtype();
+        if which >= inputs.len() || dt == DType::F16 {
+            return Ok(false);
+        }
+        let (m, k, _) = self.dims(inputs[0].shape())?;
+        let h = self.num_hidden;
+        let (bx, rx) = dense(&inputs[0]);
+        let (bw, rw) = dense(&inputs[1]);
+        float_kernel!("FullyConnected", dt, T => {
+            let x = &bx.slice::<T>().unwrap_or_default()[rx];
+            let w = &bw.slice::<T>().unwrap_or_default()[rw];
+            let add = |y: &mut T, v: f64| *y = T::from_f64(delta * v + y.to_f64());
+            out.write_out::<T, _>(|o| match which {
+                0 => {
+                    let (r, c) = (index / k.max(1), index % k.max(1));
+                    for (j, y) in o[r * h..(r + 1) * h].iter_mut().enumerate() {
+                        add(y, w[j * k + c].to_f64());
+                    }
+                }
+                1 => {
+                    let (j, c) = (index / k.max(1), index % k.max(1));
+                    for r in 0..m {
+                        add(&mut o[r * h + j], x[r * k + c].to_f64());
+                    }
+                }
+                _ => (0..m).for_each(|r| add(&mut o[r * h + index], 1.0)),
+            })
+        })?;
+        Ok(true)
+    }
     fn saves(&self) -> Saves {
         Saves::Inputs
     }

@@ -37,6 +37,9 @@ impl Dropout {
 }
 
 impl Op for Dropout {
+    fn is_random(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Dropout"
     }
