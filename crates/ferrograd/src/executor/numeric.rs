@@ -28,12 +28,18 @@ struct Sweep {
 }
 
 impl Executor {
-    /// A copy bound to contiguous copies of this executor's arguments and aux states, computing
-    /// no gradients, with a private buffer for every forward value.
-    fn fork(&self) -> Result<Executor> {
+    /// A copy bound to contiguous copies of the arguments in `targets` (the ones it perturbs; the
+    /// others are shared, read only) and of the aux states, computing no gradients, with a private
+    /// buffer for every forward value.
+    fn fork(&self, targets: &[usize]) -> Result<Executor> {
         let n = self.args.len();
         let b = Bindings {
-            args: self.args.iter().map(NDArray::copy).collect(),
+            args: self
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| if targets.contains(&i) { a.copy() } else { a.clone() })
+                .collect(),
             grads: vec![None; n],
             reqs: vec![GradReq::Null; n],
             aux: self.aux.iter().map(NDArray::copy).collect(),
@@ -113,7 +119,7 @@ impl Executor {
         let work = jobs.len() * (self.naive_bytes / 4 + self.outputs[0].size() + 1);
         let parts = par::map_tasks(n_tasks, work, Cost::Light, |task| -> Result<Vec<f64>> {
             let chunk = &jobs[(task * per).min(jobs.len())..((task + 1) * per).min(jobs.len())];
-            let mut exe = self.fork()?;
+            let mut exe = self.fork(targets)?;
             let aux0: Vec<NDArray> = exe.aux.iter().map(NDArray::copy).collect();
             let mut out = Vec::with_capacity(chunk.len());
             let mut current: Option<(usize, Sweep)> = None;
