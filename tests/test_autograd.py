@@ -826,3 +826,34 @@ def test_get_symbol_rejects_non_ndarray():
             r"expecting <(class '[\w.]+)?NDArray'?>, got <class 'list'>")
     with pytest.raises(AssertionError, match=want):
         autograd.get_symbol([1.0])
+
+
+def test_written_gradient_reaches_every_handle_and_view_but_not_earlier_copies():
+    """grad_req 'write' may hand x.grad the computed buffer instead of copying it: the grad array,
+    its views and later writes must behave exactly as with a copy."""
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    g, tail = x.grad, x.grad[1:]
+    before = x.grad.asnumpy()
+    for scale in (1.0, 3.0):
+        with mx.autograd.record():
+            y = (x * x * scale).sum()
+        y.backward()
+        np.testing.assert_array_equal(g.asnumpy(), [2 * scale, 4 * scale, 6 * scale])
+        np.testing.assert_array_equal(tail.asnumpy(), [4 * scale, 6 * scale])
+    np.testing.assert_array_equal(before, [0.0, 0.0, 0.0])
+    g[:] = 0  # writing into the gradient leaves the next backward's result intact
+    with mx.autograd.record():
+        y = (x * 2).sum()
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 2.0, 2.0])
+
+
+def test_gradient_written_into_imported_numpy_memory():
+    buf = np.zeros(3, dtype=np.float32)
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    mx.autograd.mark_variables([x], [mx.nd.from_numpy(buf)])
+    with mx.autograd.record():
+        y = (x * x).sum()
+    y.backward()
+    np.testing.assert_array_equal(buf, [2.0, 4.0, 6.0])

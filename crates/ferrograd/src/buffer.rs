@@ -128,6 +128,11 @@ impl Buffer {
         self.len() == 0
     }
 
+    /// Whether the memory is imported (NumPy, DLPack): writes must land in it, not in a copy.
+    pub fn is_foreign(&self) -> bool {
+        match_buffer!(self, m => m.is_foreign())
+    }
+
     /// The typed slice; `None` if `T` is not this buffer's element type.
     pub fn slice<T: DTypeElem>(&self) -> Option<&[T]> {
         T::mem(self).map(Mem::as_slice)

@@ -348,7 +348,7 @@ pub fn backward(heads: &[NDArray], head_grads: &[Option<NDArray>], args: Backwar
         let Some(buf) = slot.as_mut() else { continue };
         match v.req {
             GradReq::Null => continue,
-            GradReq::Write => buf.assign_from(g)?,
+            GradReq::Write => buf.assign_shared(g)?,
             GradReq::Add => {
                 let sum = crate::ops::run1(
                     &Binary { kind: BinaryKind::Add, broadcast: false },

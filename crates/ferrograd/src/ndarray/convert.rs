@@ -123,6 +123,26 @@ impl NDArray {
         Ok(())
     }
 
+    /// Like [`NDArray::assign_from`], but when both arrays are whole, contiguous buffers of the
+    /// same shape and dtype (and this one's memory is not imported) this array takes a shared
+    /// handle to `src`'s buffer instead of copying it. Writes to either side copy first (copy-on-write), so the result is indistinguishable
+    /// from a copy; gradients written into `x.grad` use it to skip a full pass over memory.
+    pub fn assign_shared(&mut self, src: &NDArray) -> Result<()> {
+        let whole = |a: &NDArray, buf: &crate::buffer::Buffer| {
+            a.layout().offset == 0 && a.layout().is_contiguous() && buf.len() == a.size()
+        };
+        if self.dtype == src.dtype() && self.shape() == src.shape() {
+            let src_buf = src.snapshot();
+            let mut guard = self.cell.buf.lock();
+            // Imported memory (a NumPy array the user also sees) is written in place.
+            if whole(self, &guard) && whole(src, &src_buf) && !guard.is_foreign() {
+                *guard = src_buf;
+                return Ok(());
+            }
+        }
+        self.assign_from(src)
+    }
+
     /// Sets every element of this array (through its layout) to `value`.
     pub fn fill_scalar(&mut self, value: f64) {
         let dtype = self.dtype;
