@@ -105,8 +105,18 @@ impl NDArray {
 
     pub fn full(shape: &[usize], dtype: DType, value: f64) -> NDArray {
         let n = shape.iter().product();
-        let buf =
-            with_dtype!(dtype, T => Buffer::from_vec(vec![<T as ferrograd_kernels::Element>::from_f64(value); n]));
+        let buf = with_dtype!(dtype, T => {
+            let v = <T as ferrograd_kernels::Element>::from_f64(value);
+            if value == 0.0 || !ferrograd_kernels::par::is_parallel(n, ferrograd_kernels::par::Cost::Light) {
+                // Zeros come from calloc (pages zeroed lazily by the OS); small fills stay serial.
+                Buffer::from_vec(vec![v; n])
+            } else {
+                // Large fills (the implicit head gradient of ones) are split like any light kernel.
+                let mut out = alloc_output::<T>(n);
+                ferrograd_kernels::par::for_each_chunk(&mut out, ferrograd_kernels::par::Cost::Light, |_, c| c.fill(v));
+                Buffer::from_vec(out)
+            }
+        });
         NDArray::make(Arc::new(buf), Layout::contiguous(shape), dtype)
     }
 

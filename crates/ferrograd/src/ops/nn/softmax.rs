@@ -51,7 +51,7 @@ impl Real for f64 {
     const NEG_INF: f64 = f64::NEG_INFINITY;
     #[inline(always)]
     fn exp_(self) -> f64 {
-        self.exp()
+        vmath::exp_f64(self)
     }
     #[inline(always)]
     fn ln_(self) -> f64 {
