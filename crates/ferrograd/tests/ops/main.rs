@@ -13,6 +13,7 @@ mod forward_reduce;
 mod forward_shape;
 mod grad;
 mod gradcheck;
+mod input_delta;
 mod nn_cases;
 mod nn_loss_cases;
 mod norm_cases;
