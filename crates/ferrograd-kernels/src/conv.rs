@@ -557,14 +557,11 @@ pub fn pool_max_gather<T: PoolFloat>(g: &Geom, h: &[T], x: &[T], y: &mut [T]) {
     });
 }
 
-/// Σx in f64 (the statistics' first pass).
-#[derive(Clone, Copy, Debug)]
-struct SumF64;
-/// Σ(x - mean)² in f64 (the second pass).
-#[derive(Clone, Copy, Debug)]
-struct SqDev(f64);
+/// `Σ f(x)` accumulated in f64 (`f` sees the element as f64): the statistics' passes.
+#[derive(Clone, Copy)]
+struct SumOf<F>(F);
 
-impl<T: Element> Reducer<T> for SumF64 {
+impl<T: Element, F: Fn(f64) -> f64 + Copy + Send + Sync> Reducer<T> for SumOf<F> {
     type Acc = f64;
     #[inline(always)]
     fn init(&self) -> f64 {
@@ -572,7 +569,7 @@ impl<T: Element> Reducer<T> for SumF64 {
     }
     #[inline(always)]
     fn fold(&self, a: f64, x: T) -> f64 {
-        a + x.to_f64()
+        a + (self.0)(x.to_f64())
     }
     #[inline(always)]
     fn combine(&self, a: f64, b: f64) -> f64 {
@@ -580,21 +577,14 @@ impl<T: Element> Reducer<T> for SumF64 {
     }
 }
 
-impl<T: Element> Reducer<T> for SqDev {
-    type Acc = f64;
-    #[inline(always)]
-    fn init(&self) -> f64 {
-        0.0
-    }
-    #[inline(always)]
-    fn fold(&self, a: f64, x: T) -> f64 {
-        let d = x.to_f64() - self.0;
-        d.mul_add(d, a)
-    }
-    #[inline(always)]
-    fn combine(&self, a: f64, b: f64) -> f64 {
-        a + b
-    }
+/// `Σx` in f64 (the statistics' first pass).
+fn sum_f64<T: Element>(s: &[T]) -> f64 {
+    fold_lanes(s, SumOf(|v: f64| v))
+}
+
+/// `Σ(x - mean)²` in f64 (the second pass: no cancellation).
+fn sq_dev<T: Element>(s: &[T], mean: f64) -> f64 {
+    fold_lanes(s, SumOf(move |v: f64| (v - mean) * (v - mean)))
 }
 
 /// Normalisation statistics of `x` viewed as `(outer, mid, inner)`: when `per_mid`, one
@@ -608,8 +598,8 @@ pub fn norm_stats<T: Element>(x: &[T], outer: usize, mid: usize, inner: usize, p
         par::map_tasks(mid, total, Cost::Read, |m| {
             let n = (outer * inner).max(1) as f64;
             let seg = |o: usize| &x[(o * mid + m) * inner..(o * mid + m + 1) * inner];
-            let mean = (0..outer).map(|o| fold_lanes(seg(o), SumF64)).sum::<f64>() / n;
-            let var = (0..outer).map(|o| fold_lanes(seg(o), SqDev(mean))).sum::<f64>() / n;
+            let mean = (0..outer).map(|o| sum_f64(seg(o))).sum::<f64>() / n;
+            let var = (0..outer).map(|o| sq_dev(seg(o), mean)).sum::<f64>() / n;
             (mean, var)
         })
     } else if inner == 1 {
@@ -617,8 +607,8 @@ pub fn norm_stats<T: Element>(x: &[T], outer: usize, mid: usize, inner: usize, p
         par::map_tasks(outer, total, Cost::Read, |o| {
             let row = &x[o * mid..(o + 1) * mid];
             let n = mid.max(1) as f64;
-            let mean = fold_lanes(row, SumF64) / n;
-            (mean, fold_lanes(row, SqDev(mean)) / n)
+            let mean = sum_f64(row) / n;
+            (mean, sq_dev(row, mean) / n)
         })
     } else {
         par::map_tasks(outer * inner, total, Cost::Read, |r| {

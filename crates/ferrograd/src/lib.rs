@@ -7,9 +7,10 @@
 //!
 //! ```
 //! use ferrograd::{NDArray, ops};
-//! let x = NDArray::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
-//! let y = ops::call("exp", &[x], &[]).unwrap();
+//! let x = NDArray::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?;
+//! let y = ops::call("exp", &[x], &[])?;
 //! assert!((y[0].to_f64_vec()[0] - 1.0f64.exp()).abs() < 1e-6);
+//! # Ok::<(), ferrograd::error::Error>(())
 //! ```
 
 pub mod autograd;

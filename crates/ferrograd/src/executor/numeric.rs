@@ -45,12 +45,11 @@ impl Executor {
             aux: self.aux.iter().map(NDArray::copy).collect(),
         };
         let mut exe = Executor::bind(&self.symbol, b)?;
-        for s in 0..exe.n_forward {
-            for j in 0..exe.steps[s].io.outputs.len() {
-                let o = exe.steps[s].io.outputs[j] as usize;
-                if exe.storage[o].is_some() {
-                    exe.storage[o] = Some(NDArray::uninit(&exe.metas[o].shape, exe.metas[o].dtype));
-                }
+        let forward_values: Vec<usize> =
+            exe.steps[..exe.n_forward].iter().flat_map(|st| st.io.outputs.iter().map(|&o| o as usize)).collect();
+        for o in forward_values {
+            if exe.storage[o].is_some() {
+                exe.storage[o] = Some(NDArray::uninit(&exe.metas[o].shape, exe.metas[o].dtype));
             }
         }
         for (h, &v) in exe.head_vals.iter().enumerate() {
@@ -63,10 +62,10 @@ impl Executor {
 
     /// The steps argument `t` reaches and the linear ones among them; the values are those of the
     /// forward just run (at the unperturbed point).
-    fn sweep(&self, t: usize) -> Result<Sweep> {
+    fn sweep(&self, t: usize) -> Sweep {
         let fwd = &self.steps[..self.n_forward];
         if fwd.iter().any(|s| s.op.is_random()) {
-            return Ok(Sweep { dirty: vec![true; fwd.len()], delta: vec![None; fwd.len()] });
+            return Sweep { dirty: vec![true; fwd.len()], delta: vec![None; fwd.len()] };
         }
         let mut reached = vec![false; self.metas.len()];
         reached[t] = true;
@@ -86,7 +85,7 @@ impl Executor {
             }
             dirty.push(d);
         }
-        Ok(Sweep { dirty, delta })
+        Sweep { dirty, delta }
     }
 
     /// Central differences of `sum(outputs[0])` with respect to the arguments `targets`: for each
@@ -129,9 +128,9 @@ impl Executor {
                     // Unperturbed values for this target's sweep.
                     exe.reset_aux(&aux0)?;
                     exe.forward(is_train, &mut |_, _| {})?;
-                    current = Some((k, exe.sweep(t)?));
+                    current = Some((k, exe.sweep(t)));
                 }
-                let Some((_, sw)) = current.as_ref() else { continue };
+                let Some((_, sw)) = current.as_mut() else { continue };
                 let x = bases[k][i];
                 let plus = exe.objective_at(t, i, x, eps / 2.0, &aux0, is_train, sw)?;
                 let minus = exe.objective_at(t, i, x, -eps / 2.0, &aux0, is_train, sw)?;
@@ -162,7 +161,7 @@ impl Executor {
     }
 
     /// `sum(outputs[0])` with element `i` of argument `t` moved from `x` to `x + h`, re-running the
-    /// steps of `sw`.
+    /// steps of `sw` (a step whose op turns out to have no delta rule is re-run from then on).
     #[allow(clippy::too_many_arguments)]
     fn objective_at(
         &mut self,
@@ -172,7 +171,7 @@ impl Executor {
         h: f64,
         aux0: &[NDArray],
         is_train: bool,
-        sw: &Sweep,
+        sw: &mut Sweep,
     ) -> Result<f64> {
         self.args[t].set_flat_f64(i, x + h)?;
         self.reset_aux(aux0)?;
@@ -194,6 +193,8 @@ impl Executor {
                         continue;
                     }
                 }
+                // No rule for this op, dtype or layout: it will not have one next time either.
+                sw.delta[s] = None;
             }
             self.run(s..s + 1, &ctx, &mut |_, _| {})?;
         }

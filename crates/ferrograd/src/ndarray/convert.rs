@@ -125,8 +125,9 @@ impl NDArray {
 
     /// Like [`NDArray::assign_from`], but when both arrays are whole, contiguous buffers of the
     /// same shape and dtype (and this one's memory is not imported) this array takes a shared
-    /// handle to `src`'s buffer instead of copying it. Writes to either side copy first (copy-on-write), so the result is indistinguishable
-    /// from a copy; gradients written into `x.grad` use it to skip a full pass over memory.
+    /// handle to `src`'s buffer instead of copying it. Writes to either side copy first
+    /// (copy-on-write), so the result is indistinguishable from a copy; gradients written into
+    /// `x.grad` use it to skip a full pass over memory.
     pub fn assign_shared(&mut self, src: &NDArray) -> Result<()> {
         let whole = |a: &NDArray, buf: &crate::buffer::Buffer| {
             a.layout().offset == 0 && a.layout().is_contiguous() && buf.len() == a.size()
