@@ -30,7 +30,7 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
     let cls = match &e {
         Error::Runtime(_) => &c[0],
         Error::Shape(_) => &c[1],
-        Error::DType(_) => &c[2],
+        Error::DType(_) | Error::Type(_) => &c[2],
         Error::Index(_) => &c[3],
         Error::Value(_) => &c[4],
     };

@@ -10,83 +10,17 @@ mod errors;
 mod indexing;
 mod interop;
 mod ndarray;
+mod opfunc;
+
+pub(crate) use opfunc::attr_value;
 mod symbol;
 
-use ferrograd::ops::{self, registry, AttrValue, Attrs};
 use ferrograd::{random, DType, NDArray};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::PyDict;
 
 use crate::errors::{enter, is_heavy, IntoPyResult};
 use crate::ndarray::PyNDArray;
-
-/// A Python keyword value as an op parameter.
-pub(crate) fn attr_value(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
-    if v.is_none() {
-        return Ok(AttrValue::None);
-    }
-    if let Ok(b) = v.cast::<pyo3::types::PyBool>() {
-        return Ok(AttrValue::Bool(b.is_true()));
-    }
-    if let Ok(i) = v.extract::<i64>() {
-        if !v.is_instance_of::<pyo3::types::PyFloat>() {
-            return Ok(AttrValue::Int(i));
-        }
-    }
-    if let Ok(f) = v.extract::<f64>() {
-        if v.is_instance_of::<pyo3::types::PyFloat>() || !v.hasattr("__len__")? {
-            return Ok(AttrValue::Float(f));
-        }
-    }
-    if let Ok(s) = v.extract::<String>() {
-        return Ok(AttrValue::Str(s));
-    }
-    if v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>() {
-        return Ok(AttrValue::Tuple(v.extract()?));
-    }
-    // dtype-like objects (np.float32, np.dtype('f4')).
-    if let Ok(dt) = convert::dtype_from_py(v) {
-        return Ok(AttrValue::Str(dt.name().to_string()));
-    }
-    Err(pyo3::exceptions::PyTypeError::new_err(format!("unsupported parameter value {}", v.repr()?)))
-}
-
-/// Runs a registered op by name: `_invoke("sum", [x], {"axis": 1})`.
-#[pyfunction]
-#[pyo3(signature = (name, inputs, kwargs=None))]
-fn _invoke(
-    py: Python<'_>,
-    name: &str,
-    inputs: Vec<PyRef<'_, PyNDArray>>,
-    kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<Vec<PyNDArray>> {
-    let mut attrs = Attrs::new(name);
-    if let Some(kw) = kwargs {
-        for (k, v) in kw.iter() {
-            attrs.items.push((k.extract()?, attr_value(&v)?));
-        }
-    }
-    let xs: Vec<NDArray> = inputs.iter().map(|p| p.inner.clone()).collect();
-    drop(inputs);
-    let work = xs.iter().map(NDArray::size).max().unwrap_or(0);
-    let outs = enter(py, is_heavy(work), move || {
-        let op = registry::create(name, &attrs)?;
-        ops::check_arity(op.as_ref(), xs.len())?;
-        let mut outs = ferrograd::autograd::invoke(&op, &xs)?;
-        outs.truncate(op.num_visible_outputs());
-        Ok(outs)
-    })?;
-    Ok(outs.into_iter().map(PyNDArray::new).collect())
-}
-
-/// Op metadata type: (name, aliases, input names, params, doc).
-type OpInfo = (&'static str, Vec<&'static str>, Vec<&'static str>, Vec<&'static str>, &'static str);
-
-/// Registry metadata: `[(name, aliases, inputs, params, doc), ...]`.
-#[pyfunction]
-fn _op_info() -> Vec<OpInfo> {
-    registry::ENTRIES.iter().map(|e| (e.name, e.aliases.to_vec(), e.args.to_vec(), e.params.to_vec(), e.doc)).collect()
-}
 
 /// Copies an array-like into a new NDArray (`dtype=None` keeps the source dtype).
 #[pyfunction]
@@ -184,8 +118,7 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pymodule]
 fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyNDArray>()?;
-    m.add_function(wrap_pyfunction!(_invoke, m)?)?;
-    m.add_function(wrap_pyfunction!(_op_info, m)?)?;
+    opfunc::register(m)?;
     m.add_function(wrap_pyfunction!(_array, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
     m.add_function(wrap_pyfunction!(_random_seed, m)?)?;

@@ -17,6 +17,10 @@ pub enum Error {
     /// Bad parameter value (Python: `MXNetError` + `ValueError`).
     #[error("{0}")]
     Value(String),
+    /// Wrong kind of call: an unknown keyword, a missing required parameter or input
+    /// (Python: `MXNetError` + `TypeError`).
+    #[error("{0}")]
+    Type(String),
     /// Anything else, e.g. misuse of the autograd API (Python: `MXNetError`).
     #[error("{0}")]
     Runtime(String),

@@ -8,8 +8,8 @@ attached only when its op is registered, so ops added later gain their method au
 
 import inspect
 
-from .._ferrograd import _op_info
 from ..base import DTypeError
+from . import _registry
 
 _P = inspect.Parameter
 _REQUIRED = _P.empty
@@ -26,14 +26,12 @@ _METHODS = {
     **{m: (m, {}) for m in (
         "exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "cbrt", "rcbrt",
         "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
-        "tanh", "arcsinh", "arccosh", "arctanh", "sigmoid", "relu", "softsign", "log_sigmoid",
-        "mish", "sign", "abs", "floor", "ceil", "round", "rint", "fix", "trunc", "degrees",
-        "radians", "zeros_like", "ones_like", "shape_array", "size_array", "argmax_channel")},
+        "tanh", "arcsinh", "arccosh", "arctanh", "sigmoid", "relu", "softsign", "sign", "abs", "floor", "ceil", "round", "rint", "fix", "trunc", "degrees",
+        "radians", "zeros_like", "ones_like")},
     "clip": ("clip", {"a_min": _REQUIRED, "a_max": _REQUIRED}),
     "broadcast_to": ("broadcast_to", {"shape": _REQUIRED}),
     "broadcast_like": ("broadcast_like", {}),
     "broadcast_axes": ("broadcast_axes", {"axis": (), "size": ()}),
-    "reshape_like": ("reshape_like", {}),
     "take": ("take", {"axis": 0, "mode": "clip"}),
     "pick": ("pick", {"axis": -1, "keepdims": False, "mode": "clip"}),
     "one_hot": ("one_hot", {"depth": _REQUIRED, "on_value": 1.0, "off_value": 0.0,
@@ -54,22 +52,22 @@ _METHODS = {
     "argsort": ("argsort", {"axis": -1, "is_ascend": True}),
     "topk": ("topk", {"axis": -1, "k": 1, "ret_typ": "indices", "is_ascend": False}),
     "diag": ("diag", {"k": 0}),
-    "depth_to_space": ("depth_to_space", {"block_size": _REQUIRED}),
-    "space_to_depth": ("space_to_depth", {"block_size": _REQUIRED}),
 }
 
 
-def _signature(names, defaults):
-    params = [_P("self", _P.POSITIONAL_OR_KEYWORD)]
-    params += [_P(n, _P.POSITIONAL_OR_KEYWORD, default=defaults.get(n, None)) for n in names]
-    try:
-        return inspect.Signature(params)
-    except ValueError:  # a required parameter after an optional one: show all as optional
-        return inspect.Signature(
-            [params[0]] + [_P(n, _P.POSITIONAL_OR_KEYWORD, default=None) for n in names])
+def _signature(spec, legacy_defaults):
+    """self, the op's further inputs, then its parameters with their declared defaults."""
+    rest = spec._replace(inputs=spec.inputs[1:])
+    if not spec.typed:  # parameters known by name only: MXNet's documented defaults from the table
+        rest = rest._replace(params=[p._replace(
+            required=legacy_defaults.get(p.name, None) is _REQUIRED,
+            default=legacy_defaults.get(p.name, None)) for p in spec.params])
+    params = _registry.parameters(rest, leading=("self",))
+    return inspect.Signature(_registry._sorted_keyword_only(params))
 
 
-def _make(meth, opname, op, names, defaults, doc, owner):
+def _make(meth, spec, op, sig, owner):
+    names = spec.inputs[1:] + [p.name for p in spec.params]
     n = len(names)
 
     def method(self, *args, **kwargs):
@@ -86,8 +84,9 @@ def _make(meth, opname, op, names, defaults, doc, owner):
         return op(self, **kw)
 
     method.__name__ = method.__qualname__ = meth
-    method.__signature__ = _signature(names, defaults)
-    method.__doc__ = f"Fluent form of ``{opname}(self, ...)``: {doc}"
+    method.__signature__ = sig
+    method._spec = spec
+    method.__doc__ = f"Fluent form of ``{spec.name}(self, ...)``: {spec.doc}"
     return method
 
 
@@ -100,20 +99,13 @@ def attach(cls, ops=None, owner="NDArray"):
     """Adds the fluent methods whose op is registered to ``cls`` (NDArray, or Symbol with the
     ``sym.<op>`` functions as ``ops``)."""
     if ops is None:
-        from . import _registry  # the wrappers, with their argument checks
-
         ops = _registry.make_ops()
-    info = {}
-    for name, aliases, inputs, params, doc in _op_info():
-        for n in (name, *aliases):
-            info[n] = (inputs, params, doc)
+    by_name = {n: s for s in _registry.specs() for n in (s.name, *s.aliases)}
     for meth, (opname, defaults) in _METHODS.items():
-        if opname not in info or meth in cls.__dict__:
+        spec = by_name.get(opname)
+        if spec is None or meth in cls.__dict__:
             continue  # the op does not exist (yet), or the class defines the method natively
-        inputs, params, doc = info[opname]
-        names = list(inputs[1:]) + list(params)
-        defaults = {**{i: _REQUIRED for i in inputs[1:]}, **defaults}
-        setattr(cls, meth, _make(meth, opname, ops[opname], names, defaults, doc, owner))
+        setattr(cls, meth, _make(meth, spec, ops[opname], _signature(spec, defaults), owner))
     if owner == "NDArray":
         cls.as_nd_ndarray = as_nd_ndarray
     return cls

@@ -1,140 +1,155 @@
-"""Builds ``nd.<op>`` functions from the native op registry's metadata.
+"""Builds ``nd.<op>`` from the native op registry.
 
-Each function gets a real signature (``inspect.signature`` works, IDEs see the parameters) and a
-docstring; no source text is generated or ``exec``-ed. A call with only positional arrays takes a
-fast path straight into the native op. Bad calls (wrong number of inputs, non-array inputs,
-unknown keywords) raise :class:`~ferrograd.base.DTypeError`, an ``MXNetError`` that is also a
-``TypeError``, naming the op.
+Each op is a native callable (``_ferrograd.OpFunc``): inputs, positional parameters and keywords
+are sorted and validated in Rust against the op's declaration, so no ``inspect`` runs on the call
+path. This module only attaches what Python tools read: a real signature (declared defaults,
+types in the docstring) and a NumPy-style docstring, both generated from the same declaration
+that ``docs/operators.md`` and the ``.pyi`` stubs are generated from.
+
+Bad calls (wrong number of inputs, non-array inputs, unknown keywords, missing required
+parameters) raise :class:`~ferrograd.base.DTypeError`, an ``MXNetError`` that is also a
+``TypeError``; bad parameter values raise ``ValueError_`` listing what is allowed.
 """
 
+import functools
 import inspect
+from typing import NamedTuple
 
-from .._ferrograd import NDArray, _invoke, _op_info
-from ..base import DTypeError, MXNetError
+from .._ferrograd import OpFunc, _op_info
 
 _P = inspect.Parameter
 
 
-def _bad_call(name, sig, why):
-    return DTypeError(f"{name}(): {why} (signature: {name}{sig})")
+class Param(NamedTuple):
+    """One declared op parameter."""
+
+    name: str
+    py_type: str
+    required: bool
+    default: object
+    choices: list
+    doc: str
 
 
-def _param(v):
-    """A tuple with ``None`` entries (``slice`` ends) in MXNet's string form ``(1, None)``."""
-    if isinstance(v, (tuple, list)) and any(e is None for e in v):
-        return "(" + ", ".join("None" if e is None else str(int(e)) for e in v) + \
-            ("," if len(v) == 1 else "") + ")"
-    return v
+class OpSpec(NamedTuple):
+    """One op's declaration, as the front ends see it."""
+
+    name: str
+    aliases: list
+    inputs: list  # input names without marks
+    optional: frozenset  # inputs that may be omitted (a trailing ``bias``)
+    variadic: bool  # takes any number of arrays
+    params: list  # [Param]
+    doc: str
+
+    @property
+    def typed(self):
+        """Whether the parameters are declared with types and defaults (not names only)."""
+        return all(p.py_type != "Any" for p in self.params)
 
 
-def _make_variadic(name, inputs, params, doc):
-    """``op(*data, **params)`` for ops taking any number of arrays (``Concat``, ``add_n``);
-    ``num_args`` is filled in from the number of arrays, as MXNet's front end does."""
-    sig = inspect.Signature(
-        [_P(inputs[0].lstrip("*"), _P.VAR_POSITIONAL)]
-        + [_P(p, _P.KEYWORD_ONLY, default=None) for p in params]
-        + [_P("out", _P.KEYWORD_ONLY, default=None), _P("name", _P.KEYWORD_ONLY, default=None)]
-    )
-
-    def op(*arrays, **kwargs):
-        try:
-            sig.bind(*arrays, **kwargs)
-        except TypeError as e:
-            raise _bad_call(name, sig, str(e)) from None
-        out = kwargs.pop("out", None)
-        kwargs.pop("name", None)
-        for i, v in enumerate(arrays):
-            if not isinstance(v, NDArray):
-                raise _bad_call(name, sig, f"input {i} must be an NDArray, got {type(v).__name__}")
-        if "num_args" in params and kwargs.get("num_args") is None:
-            kwargs["num_args"] = len(arrays)
-        params_given = {k: _param(v) for k, v in kwargs.items() if v is not None}
-        res = _invoke(name, list(arrays), params_given)
-        res = res[0] if len(res) == 1 else res
-        if out is not None:
-            out[:] = res
-            return out
-        return res
-
-    op.__name__ = op.__qualname__ = name
-    op.__signature__ = sig
-    op.__doc__ = f"{doc}\n\nTakes any number of NDArrays as positional arguments.\n"
-    return op
+@functools.cache
+def specs():
+    """Every registered op's :class:`OpSpec`, in registry order."""
+    out = []
+    for name, aliases, inputs, params, doc in _op_info():
+        out.append(OpSpec(
+            name, list(aliases), [a.lstrip("*").rstrip("?") for a in inputs],
+            frozenset(a.rstrip("?") for a in inputs if a.endswith("?")),
+            bool(inputs) and inputs[0].startswith("*"),
+            [Param(*p) for p in params], doc))
+    return out
 
 
-def _make(name, inputs, params, doc):
-    if inputs and inputs[0].startswith("*"):
-        return _make_variadic(name, inputs, params, doc)
-    # A trailing "?" marks an input that may be omitted (FullyConnected's bias with no_bias).
-    optional = {a.rstrip("?") for a in inputs if a.endswith("?")}
-    inputs = [a.rstrip("?") for a in inputs]
-    n_in = len(inputs)
-    sig = inspect.Signature(
-        [_P(a, _P.POSITIONAL_OR_KEYWORD, default=None) for a in inputs]
-        + [_P(p, _P.POSITIONAL_OR_KEYWORD, default=None) for p in params]
-        + [_P("out", _P.KEYWORD_ONLY, default=None), _P("name", _P.KEYWORD_ONLY, default=None)]
-    )
+def param_type_text(p):
+    """The type as a docstring shows it: ``float``, ``{'relu', 'tanh'}``, ``tuple of int``."""
+    if p.choices:
+        text = "{" + ", ".join(repr(c) for c in p.choices) + "}"
+        return text + " or None" if p.py_type.endswith("| None") else text
+    return p.py_type
 
-    def op(*args, **kwargs):
-        if not kwargs and len(args) == n_in:
-            try:
-                res = _invoke(name, list(args))
-            except MXNetError:
-                raise
-            except TypeError:
-                pass  # a non-array input: the checks below name it
-            else:
-                return res[0] if len(res) == 1 else res
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as e:
-            raise _bad_call(name, sig, str(e)) from None
-        out = bound.arguments.pop("out", None)
-        bound.arguments.pop("name", None)
-        arrays = [bound.arguments.pop(a, None) for a in inputs]
-        # Omitted optional inputs are dropped from the end; the op checks its own arity.
-        while arrays and arrays[-1] is None and inputs[len(arrays) - 1] in optional:
-            arrays.pop()
-        missing = [a for a, v in zip(inputs, arrays, strict=False) if v is None]
-        if missing:
-            raise _bad_call(name, sig, f"missing required input(s): {', '.join(missing)}")
-        for a, v in zip(inputs, arrays, strict=False):
-            if not isinstance(v, NDArray):
-                raise _bad_call(name, sig, f"argument '{a}' must be an NDArray, "
-                                           f"got {type(v).__name__}")
-        try:
-            res = _invoke(name, arrays, {k: _param(v) for k, v in bound.arguments.items()})
-        except MXNetError:
-            raise
-        except TypeError as e:  # a parameter value the native side cannot convert
-            raise _bad_call(name, sig, str(e)) from None
-        res = res[0] if len(res) == 1 else res
-        if out is not None:
-            out[:] = res
-            return out
-        return res
 
-    op.__name__ = op.__qualname__ = name
-    op.__signature__ = sig
-    args_doc = "\n".join(f"{a} : NDArray" + (", optional" if a in optional else "")
-                         for a in inputs)
-    params_doc = "\n".join(f"{p} : optional" for p in params)
-    op.__doc__ = (
-        f"{doc}\n\nParameters\n----------\n{args_doc}\n{params_doc}\n"
-        "out : NDArray, optional\n    The output array to write the result into.\n\n"
-        "Returns\n-------\nNDArray\n"
-    )
-    return op
+def parameters(spec, array_type="NDArray", leading=()):
+    """``inspect.Parameter`` list: inputs, then parameters with their declared defaults.
+
+    Everything stays passable by position (MXNet's generated functions take inputs, then
+    parameters, in order); once a parameter has a default, any later required one is shown
+    keyword-only so that the signature stays valid Python.
+    """
+    del array_type
+    ps = [_P(n, _P.POSITIONAL_OR_KEYWORD) for n in leading]
+    if spec.variadic:
+        ps.append(_P(spec.inputs[0], _P.VAR_POSITIONAL))
+    kind, seen_default = (_P.KEYWORD_ONLY if spec.variadic else _P.POSITIONAL_OR_KEYWORD), False
+    for a in ([] if spec.variadic else spec.inputs):
+        if a in spec.optional:
+            ps.append(_P(a, kind, default=None))
+            seen_default = True
+        else:
+            ps.append(_P(a, kind))
+    for p in spec.params:
+        if p.required and seen_default:
+            kind = _P.KEYWORD_ONLY
+        if p.required:
+            ps.append(_P(p.name, kind))
+        else:
+            ps.append(_P(p.name, kind, default=p.default))
+            seen_default = True
+    return ps
+
+
+def _sorted_keyword_only(ps):
+    """Keyword-only parameters after all positional ones (required ones first among equals)."""
+    pos = [p for p in ps if p.kind in (_P.POSITIONAL_OR_KEYWORD, _P.VAR_POSITIONAL)]
+    kw = [p for p in ps if p.kind == _P.KEYWORD_ONLY]
+    return pos + kw
+
+
+def signature(spec, extra, leading=()):
+    """The op's signature followed by keyword-only ``extra`` names (default None)."""
+    ps = parameters(spec, leading=leading)
+    ps += [_P(n, _P.KEYWORD_ONLY, default=None) for n in extra]
+    return inspect.Signature(_sorted_keyword_only(ps))
+
+
+def docstring(spec, array_type="NDArray", outputs=True):
+    """A NumPy-style docstring generated from the declaration."""
+    lines = [spec.doc, "", "Parameters", "----------"]
+    if spec.variadic:
+        lines += [f"*{spec.inputs[0]} : {array_type}", "    Any number of input arrays."]
+    else:
+        for a in spec.inputs:
+            opt = ", optional" if a in spec.optional else ""
+            lines += [f"{a} : {array_type}{opt}", "    Input array."]
+    for p in spec.params:
+        tail = "required" if p.required else f"default {p.default!r}"
+        lines.append(f"{p.name} : {param_type_text(p)}, {tail}")
+        if p.doc:
+            lines.append(f"    {p.doc}")
+    if outputs:
+        lines += ["out : NDArray, optional", "    The output array to write the result into.",
+                  "", "Returns", "-------", "NDArray or list of NDArray"]
+    return "\n".join(lines) + "\n"
+
+
+def _make(spec):
+    f = OpFunc(spec.name)
+    f.__name__ = f.__qualname__ = spec.name
+    f.__module__ = "ferrograd.ndarray"
+    f.__signature__ = signature(spec, ("out", "name"))
+    f.__doc__ = docstring(spec)
+    f._spec = spec
+    return f
 
 
 def make_ops(make=None):
-    """{name: function} for every registered op and alias; ``make(name, inputs, params, doc)``
-    builds each function (``nd.<op>`` by default; ``sym.<op>`` passes its own)."""
+    """{name: function} for every registered op and alias; ``make(spec)`` builds each function
+    (``nd.<op>`` by default; ``sym.<op>`` passes its own)."""
     make = make or _make
     ops = {}
-    for name, aliases, inputs, params, doc in _op_info():
-        f = make(name, inputs, params, doc)
-        ops[name] = f
-        for a in aliases:
+    for spec in specs():
+        f = make(spec)
+        ops[spec.name] = f
+        for a in spec.aliases:
             ops[a] = f
     return ops

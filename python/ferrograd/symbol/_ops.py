@@ -5,26 +5,17 @@ by input name; inputs left out become variables ``<name>_<input>`` (``fc1_weight
 keyword is an op parameter. ``name=`` and ``attr=`` follow MXNet's ``NameManager``/``AttrScope``.
 """
 
-import inspect
-
 from .. import name as _name
 from ..base import DTypeError
 from ..ndarray import _registry
 from .symbol import Symbol, _create, var
 
-_P = inspect.Parameter
-
-
-def _make(opname, inputs, params, doc):
-    variadic = bool(inputs) and inputs[0].startswith("*")
-    names = [a.lstrip("*").rstrip("?") for a in inputs]
+def _make(spec):
+    opname, variadic = spec.name, spec.variadic
+    names, params = list(spec.inputs), [p.name for p in spec.params]
     input_set = set(names)
-    sig = inspect.Signature(
-        ([_P(names[0], _P.VAR_POSITIONAL)] if variadic else
-         [_P(a, _P.POSITIONAL_OR_KEYWORD, default=None) for a in names])
-        + [_P(p, _P.KEYWORD_ONLY, default=None) for p in params]
-        + [_P("name", _P.KEYWORD_ONLY, default=None), _P("attr", _P.KEYWORD_ONLY, default=None)]
-    )
+    # Inputs left out become variables, so every input is optional here.
+    sig = _registry.signature(spec._replace(optional=frozenset(names)), ("name", "attr"))
 
     all_names = names + list(params)
 
@@ -67,8 +58,10 @@ def _make(opname, inputs, params, doc):
 
     op.__name__ = op.__qualname__ = opname
     op.__signature__ = sig
-    op.__doc__ = (f"{doc}\n\nSymbolic form: inputs are Symbols (by position or name); inputs "
-                  "left out become variables named '<name>_<input>'.\n")
+    op._spec = spec
+    op.__doc__ = (_registry.docstring(spec, "Symbol", outputs=False)
+                  + "\nSymbolic form: inputs are Symbols (by position or name); inputs left out "
+                  "become variables named '<name>_<input>'.\n")
     return op
 
 

@@ -5,13 +5,16 @@
 //! dtype (MXNet's legacy rule). Scalar ops keep the array's dtype. Integer division truncates and
 //! integer division or modulo by zero gives 0 (never a panic).
 
+use std::sync::Arc;
+
 use ferrograd_kernels::par::Cost;
 use ferrograd_kernels::unary_binary::{binary, unary};
 use ferrograd_kernels::{Element, Layout};
 use half::f16;
 
+use super::params::{NoParams, OpDef, OpParams};
 use super::unary::UnaryKind;
-use super::{AttrValue, Ctx, Grad, Op, Saves, Val};
+use super::{AttrValue, Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::view::broadcast_pair;
@@ -494,3 +497,118 @@ fn int_safe(kind: BinaryKind, a: f64, b: f64, is_float: bool) -> f64 {
         k => k.eval_f64(a, b),
     }
 }
+
+fn build_binary(a: &Attrs) -> Result<OpRef> {
+    NoParams::parse(a)?;
+    let (kind, broadcast) = BinaryKind::ALL
+        .iter()
+        .find_map(|&k| {
+            let (b, e, _, _) = k.names();
+            (a.op == b || a.op == e).then_some((k, a.op == b))
+        })
+        .ok_or_else(|| Error::Value(format!("unknown binary op {}", a.op)))?;
+    Ok(Arc::new(Binary { kind, broadcast }))
+}
+
+/// The scalar ops' parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ScalarParams {
+    /// The scalar operand.
+    #[param(default = 1.0)]
+    pub scalar: f64,
+    /// Whether MXNet treated the scalar as an integer (written by MXNet 1.9; the value is used as
+    /// given).
+    #[param(default = true)]
+    pub is_int: bool,
+}
+
+fn build_scalar(a: &Attrs) -> Result<OpRef> {
+    let scalar = ScalarParams::parse(a)?.scalar;
+    // Reversed-comparison names are plain comparisons with the roles swapped (2 > x is x < 2).
+    for &kind in BinaryKind::ALL {
+        let (_, _, fwd, rev) = kind.names();
+        if a.op == fwd {
+            return Ok(Arc::new(Scalar { kind, scalar, reverse: false }));
+        }
+        if a.op == rev && !kind.is_predicate() {
+            return Ok(Arc::new(Scalar { kind, scalar, reverse: true }));
+        }
+    }
+    Err(Error::Value(format!("unknown scalar op {}", a.op)))
+}
+
+/// A parameterless binary op.
+const fn binary_def(name: &'static str, aliases: &'static [&'static str], doc: &'static str) -> OpDef {
+    OpDef { name, aliases, args: &["lhs", "rhs"], doc, params: NoParams::schema, build: build_binary }
+}
+
+/// An op of an array and a scalar parameter.
+const fn scalar_def(name: &'static str, aliases: &'static [&'static str], doc: &'static str) -> OpDef {
+    OpDef { name, aliases, args: &["data"], doc, params: ScalarParams::schema, build: build_scalar }
+}
+
+/// The binary and scalar ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    binary_def("broadcast_add", &["broadcast_plus"], "lhs + rhs with broadcasting."),
+    binary_def("broadcast_sub", &["broadcast_minus"], "lhs - rhs with broadcasting."),
+    binary_def("broadcast_mul", &[], "lhs * rhs with broadcasting."),
+    binary_def("broadcast_div", &[], "lhs / rhs with broadcasting."),
+    binary_def("broadcast_mod", &[], "lhs % rhs with broadcasting (sign of rhs)."),
+    binary_def("broadcast_power", &["power"], "lhs ** rhs with broadcasting."),
+    binary_def("broadcast_floor_divide", &[], "floor(lhs / rhs) with broadcasting."),
+    binary_def("broadcast_maximum", &["maximum"], "max(lhs, rhs) with broadcasting."),
+    binary_def("broadcast_minimum", &["minimum"], "min(lhs, rhs) with broadcasting."),
+    binary_def("broadcast_hypot", &["hypot"], "sqrt(lhs² + rhs²) with broadcasting."),
+    binary_def("broadcast_equal", &[], "lhs == rhs (0/1) with broadcasting."),
+    binary_def("broadcast_not_equal", &[], "lhs != rhs (0/1) with broadcasting."),
+    binary_def("broadcast_greater", &[], "lhs > rhs (0/1) with broadcasting."),
+    binary_def("broadcast_greater_equal", &[], "lhs >= rhs (0/1) with broadcasting."),
+    binary_def("broadcast_lesser", &[], "lhs < rhs (0/1) with broadcasting."),
+    binary_def("broadcast_lesser_equal", &[], "lhs <= rhs (0/1) with broadcasting."),
+    binary_def("broadcast_logical_and", &[], "lhs and rhs (0/1) with broadcasting."),
+    binary_def("broadcast_logical_or", &[], "lhs or rhs (0/1) with broadcasting."),
+    binary_def("broadcast_logical_xor", &[], "lhs xor rhs (0/1) with broadcasting."),
+    binary_def("elemwise_add", &["_add", "_plus", "_Plus"], "lhs + rhs, equal shapes."),
+    binary_def("elemwise_sub", &["_sub", "_minus", "_Minus"], "lhs - rhs, equal shapes."),
+    binary_def("elemwise_mul", &["_mul", "_Mul"], "lhs * rhs, equal shapes."),
+    binary_def("elemwise_div", &["_div", "_Div"], "lhs / rhs, equal shapes."),
+    binary_def("_mod", &[], "lhs % rhs, equal shapes."),
+    binary_def("_power", &["_Power"], "lhs ** rhs, equal shapes."),
+    binary_def("_floor_divide", &[], "floor(lhs / rhs), equal shapes."),
+    binary_def("_maximum", &["_Maximum"], "max(lhs, rhs), equal shapes."),
+    binary_def("_minimum", &["_Minimum"], "min(lhs, rhs), equal shapes."),
+    binary_def("_hypot", &[], "sqrt(lhs² + rhs²), equal shapes."),
+    binary_def("_equal", &[], "lhs == rhs (0/1), equal shapes."),
+    binary_def("_not_equal", &[], "lhs != rhs (0/1), equal shapes."),
+    binary_def("_greater", &[], "lhs > rhs (0/1), equal shapes."),
+    binary_def("_greater_equal", &[], "lhs >= rhs (0/1), equal shapes."),
+    binary_def("_lesser", &[], "lhs < rhs (0/1), equal shapes."),
+    binary_def("_lesser_equal", &[], "lhs <= rhs (0/1), equal shapes."),
+    binary_def("_logical_and", &[], "lhs and rhs (0/1), equal shapes."),
+    binary_def("_logical_or", &[], "lhs or rhs (0/1), equal shapes."),
+    binary_def("_logical_xor", &[], "lhs xor rhs (0/1), equal shapes."),
+    scalar_def("_plus_scalar", &["_PlusScalar"], "x + scalar."),
+    scalar_def("_minus_scalar", &["_MinusScalar"], "x - scalar."),
+    scalar_def("_rminus_scalar", &["_RMinusScalar"], "scalar - x."),
+    scalar_def("_mul_scalar", &["_MulScalar"], "x * scalar."),
+    scalar_def("_div_scalar", &["_DivScalar"], "x / scalar."),
+    scalar_def("_rdiv_scalar", &["_RDivScalar"], "scalar / x."),
+    scalar_def("_mod_scalar", &[], "x % scalar."),
+    scalar_def("_rmod_scalar", &[], "scalar % x."),
+    scalar_def("_power_scalar", &["_PowerScalar"], "x ** scalar."),
+    scalar_def("_rpower_scalar", &["_RPowerScalar"], "scalar ** x."),
+    scalar_def("_floor_divide_scalar", &[], "floor(x / scalar)."),
+    scalar_def("_rfloor_divide_scalar", &[], "floor(scalar / x)."),
+    scalar_def("_maximum_scalar", &["_MaximumScalar"], "max(x, scalar)."),
+    scalar_def("_minimum_scalar", &["_MinimumScalar"], "min(x, scalar)."),
+    scalar_def("_hypot_scalar", &[], "sqrt(x² + scalar²)."),
+    scalar_def("_equal_scalar", &[], "x == scalar (0/1)."),
+    scalar_def("_not_equal_scalar", &[], "x != scalar (0/1)."),
+    scalar_def("_greater_scalar", &[], "x > scalar (0/1)."),
+    scalar_def("_greater_equal_scalar", &[], "x >= scalar (0/1)."),
+    scalar_def("_lesser_scalar", &[], "x < scalar (0/1)."),
+    scalar_def("_lesser_equal_scalar", &[], "x <= scalar (0/1)."),
+    scalar_def("_logical_and_scalar", &[], "x and scalar (0/1)."),
+    scalar_def("_logical_or_scalar", &[], "x or scalar (0/1)."),
+    scalar_def("_logical_xor_scalar", &[], "x xor scalar (0/1)."),
+];

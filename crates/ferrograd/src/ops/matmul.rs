@@ -7,7 +7,9 @@
 use ferrograd_kernels::matmul::{gemm, matmul_generic};
 use ferrograd_kernels::Layout;
 
+use super::params::{OpDef, OpParams};
 use super::{AttrValue, Ctx, Grad, Op, Saves, Val};
+use super::{Attrs, OpRef};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
@@ -325,3 +327,42 @@ fn cast_mut<T: crate::dtype::DTypeElem, U: crate::dtype::DTypeElem>(s: &mut [T])
                                                                                       // SAFETY: T and U have the same DType, hence are the same Rust type.
     unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut U, s.len()) }
 }
+
+/// `dot`/`batch_dot`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct DotParams {
+    /// Use the transpose of lhs (of its last two axes for batch_dot).
+    #[param(default = false)]
+    pub transpose_a: bool,
+    /// Use the transpose of rhs (of its last two axes for batch_dot).
+    #[param(default = false)]
+    pub transpose_b: bool,
+    /// Storage type of the output (accepted for compatibility; outputs are dense).
+    #[param(default = None)]
+    pub forward_stype: Option<String>,
+}
+
+fn build_dot(a: &Attrs) -> Result<OpRef> {
+    let p = DotParams::parse(a)?;
+    Ok(std::sync::Arc::new(Dot { transpose_a: p.transpose_a, transpose_b: p.transpose_b, batch: a.op == "batch_dot" }))
+}
+
+/// The matrix products' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "dot",
+        aliases: &[],
+        args: &["lhs", "rhs"],
+        doc: "Matrix product of lhs and rhs.",
+        params: DotParams::schema,
+        build: build_dot,
+    },
+    OpDef {
+        name: "batch_dot",
+        aliases: &[],
+        args: &["lhs", "rhs"],
+        doc: "Batched matrix product (B,M,K)·(B,K,N).",
+        params: DotParams::schema,
+        build: build_dot,
+    },
+];

@@ -34,6 +34,7 @@ pub mod indexing;
 pub mod matmul;
 pub mod nn;
 pub mod ordering;
+pub mod params;
 pub mod reduce;
 pub mod registry;
 pub mod sampling;

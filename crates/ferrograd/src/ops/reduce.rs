@@ -4,12 +4,16 @@
 //! listed (MXNet). Without NumPy shape semantics a full reduction gives shape `(1,)` (MXNet's
 //! legacy rule), with them `()`.
 
+use std::sync::Arc;
+
 use ferrograd_kernels::reduce::{self as kr, Reducer};
 use ferrograd_kernels::{Element, Layout};
 
 use super::binary::BinaryKind;
+use super::params::{OpDef, OpParams};
 use super::unary::UnaryKind;
 use super::{AttrValue, Ctx, Grad, Op, Saves, Val};
+use super::{Attrs, OpRef};
 use crate::dtype::{DType, DTypeElem};
 use crate::error::{Error, Result};
 use crate::ndarray::view::normalize_axis;
@@ -488,3 +492,111 @@ impl Op for ArgReduce {
         Ok(vec![None])
     }
 }
+
+/// The reductions' parameters (`sum`, `mean`, `prod`, `max`, `min`, `nansum`, `nanprod`).
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ReduceParams {
+    /// Axes to reduce; None reduces all of them.
+    #[param(default = None)]
+    pub axis: Option<Vec<i64>>,
+    /// Keep the reduced axes as size 1.
+    #[param(default = false)]
+    pub keepdims: bool,
+    /// Reduce over every axis except those in `axis`.
+    #[param(default = false)]
+    pub exclude: bool,
+}
+
+/// `norm`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct NormParams {
+    /// The norm: 1 (sum of absolute values) or 2 (Euclidean).
+    #[param(default = 2)]
+    pub ord: i64,
+    /// Axes to reduce; None flattens the array.
+    #[param(default = None)]
+    pub axis: Option<Vec<i64>>,
+    /// Keep the reduced axes as size 1.
+    #[param(default = false)]
+    pub keepdims: bool,
+}
+
+/// `argmax`/`argmin`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ArgReduceParams {
+    /// The axis to search; None searches the flattened array.
+    #[param(default = None)]
+    pub axis: Option<i64>,
+    /// Keep the searched axis as size 1.
+    #[param(default = false)]
+    pub keepdims: bool,
+}
+
+fn build_reduce(a: &Attrs) -> Result<OpRef> {
+    let kind = match a.op.as_str() {
+        "sum" => ReduceKind::Sum,
+        "mean" => ReduceKind::Mean,
+        "prod" => ReduceKind::Prod,
+        "max" => ReduceKind::Max,
+        "min" => ReduceKind::Min,
+        "nansum" => ReduceKind::NanSum,
+        "nanprod" => ReduceKind::NanProd,
+        other => return Err(Error::Value(format!("unknown reduction {other}"))),
+    };
+    let p = ReduceParams::parse(a)?;
+    Ok(Arc::new(Reduce { kind, axis: p.axis, keepdims: p.keepdims, exclude: p.exclude }))
+}
+
+fn build_norm(a: &Attrs) -> Result<OpRef> {
+    let p = NormParams::parse(a)?;
+    let kind = match p.ord {
+        1 => ReduceKind::Norm1,
+        2 => ReduceKind::Norm2,
+        o => return Err(Error::Value(format!("norm: ord must be 1 or 2, got {o}"))),
+    };
+    Ok(Arc::new(Reduce { kind, axis: p.axis, keepdims: p.keepdims, exclude: false }))
+}
+
+fn build_arg_reduce(a: &Attrs) -> Result<OpRef> {
+    let p = ArgReduceParams::parse(a)?;
+    Ok(Arc::new(ArgReduce { max: a.op == "argmax", axis: p.axis, keepdims: p.keepdims }))
+}
+
+const fn reduction(name: &'static str, aliases: &'static [&'static str], doc: &'static str) -> OpDef {
+    OpDef { name, aliases, args: &["data"], doc, params: ReduceParams::schema, build: build_reduce }
+}
+
+/// The reductions' declarations.
+pub const DEFS: &[OpDef] = &[
+    reduction("sum", &["sum_axis"], "Sum over axes."),
+    reduction("mean", &[], "Mean over axes."),
+    reduction("prod", &[], "Product over axes."),
+    reduction("max", &["max_axis"], "Maximum over axes."),
+    reduction("min", &["min_axis"], "Minimum over axes."),
+    reduction("nansum", &[], "Sum over axes, NaN counted as 0."),
+    reduction("nanprod", &[], "Product over axes, NaN counted as 1."),
+    OpDef {
+        name: "norm",
+        aliases: &[],
+        args: &["data"],
+        doc: "L1 or L2 norm over axes (flattened when axis is None).",
+        params: NormParams::schema,
+        build: build_norm,
+    },
+    OpDef {
+        name: "argmax",
+        aliases: &[],
+        args: &["data"],
+        doc: "Index of the maximum along an axis (float32).",
+        params: ArgReduceParams::schema,
+        build: build_arg_reduce,
+    },
+    OpDef {
+        name: "argmin",
+        aliases: &[],
+        args: &["data"],
+        doc: "Index of the minimum along an axis (float32).",
+        params: ArgReduceParams::schema,
+        build: build_arg_reduce,
+    },
+];

@@ -2,10 +2,14 @@
 //! basic slicing), casts, fills and copies. Layout ops return views or lazy copies, never moving
 //! data; their gradients are the inverse layout op (or a sum, for broadcasts).
 
+use std::sync::Arc;
+
 use ferrograd_kernels::unary_binary::assign;
 
 use super::attrs::fmt_tuple;
+use super::params::{NoParams, OpDef, OpParams};
 use super::{AttrValue, Ctx, Grad, Op, Saves, Val};
+use super::{Attrs, OpRef};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray, SliceArg};
@@ -519,3 +523,180 @@ impl Op for BasicIndexGrad {
         Ok(vec![Some(g.apply1(BasicIndex { args: self.args.clone() }, &[og[0]])?)])
     }
 }
+
+/// `Reshape`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ReshapeParams {
+    /// The new shape, with MXNet's codes: 0 copies a dimension, -1 infers one, -2 copies the
+    /// rest, -3 merges two, -4 splits one.
+    pub shape: Vec<i64>,
+    /// Read the special codes from right to left.
+    #[param(default = false)]
+    pub reverse: bool,
+}
+
+/// `transpose`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct TransposeParams {
+    /// The permutation of the axes; empty reverses them.
+    #[param(default = Vec::new())]
+    pub axes: Vec<i64>,
+}
+
+/// `broadcast_to`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct BroadcastToParams {
+    /// The target shape; 0 keeps the input's size on that axis.
+    pub shape: Vec<i64>,
+}
+
+/// `Cast`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct CastParams {
+    /// The output dtype.
+    pub dtype: DType,
+}
+
+/// `slice`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SliceParams {
+    /// Start index per axis (None: from the start).
+    pub begin: Vec<Option<i64>>,
+    /// Stop index per axis, exclusive (None: to the end).
+    pub end: Vec<Option<i64>>,
+    /// Step per axis (None or absent: 1).
+    #[param(default = Vec::new())]
+    pub step: Vec<Option<i64>>,
+}
+
+fn build_reshape(a: &Attrs) -> Result<OpRef> {
+    let p = ReshapeParams::parse(a)?;
+    Ok(Arc::new(Reshape { spec: p.shape, reverse: p.reverse }))
+}
+
+fn build_flatten(a: &Attrs) -> Result<OpRef> {
+    NoParams::parse(a)?;
+    Ok(Arc::new(Reshape { spec: vec![0, -1], reverse: false }))
+}
+
+fn build_transpose(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(Transpose { axes: TransposeParams::parse(a)?.axes }))
+}
+
+fn build_broadcast_to(a: &Attrs) -> Result<OpRef> {
+    let shape = BroadcastToParams::parse(a)?.shape;
+    if shape.iter().any(|&d| d < 0) {
+        return Err(Error::Value(format!("broadcast_to: negative size in shape {shape:?}")));
+    }
+    Ok(Arc::new(BroadcastTo { shape: shape.into_iter().map(|d| d as usize).collect() }))
+}
+
+fn build_cast(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(Cast { dtype: CastParams::parse(a)?.dtype }))
+}
+
+fn build_fill(a: &Attrs) -> Result<OpRef> {
+    NoParams::parse(a)?;
+    Ok(Arc::new(Fill { value: if a.op == "ones_like" { 1.0 } else { 0.0 } }))
+}
+
+fn build_identity(a: &Attrs) -> Result<OpRef> {
+    NoParams::parse(a)?;
+    Ok(Arc::new(Identity))
+}
+
+fn build_slice(a: &Attrs) -> Result<OpRef> {
+    let SliceParams { begin: b, end: e, step: s } = SliceParams::parse(a)?;
+    if b.len() != e.len() || (!s.is_empty() && s.len() != b.len()) {
+        return Err(Error::Value(format!("slice: begin {b:?}, end {e:?} and step {s:?} must have equal lengths")));
+    }
+    let args = b
+        .iter()
+        .zip(&e)
+        .enumerate()
+        .map(|(i, (&start, &stop))| {
+            let step = s.get(i).copied().flatten().unwrap_or(1);
+            if step == 0 {
+                return Err(Error::Value("slice: step cannot be 0".into()));
+            }
+            Ok(SliceArg::Range { start, stop, step })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Arc::new(BasicIndex { args }))
+}
+
+/// The layout ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "Reshape",
+        aliases: &["reshape"],
+        args: &["data"],
+        doc: "Reshape with MXNet's codes 0, -1, -2, -3, -4.",
+        params: ReshapeParams::schema,
+        build: build_reshape,
+    },
+    OpDef {
+        name: "Flatten",
+        aliases: &["flatten"],
+        args: &["data"],
+        doc: "Collapse all axes but the first.",
+        params: NoParams::schema,
+        build: build_flatten,
+    },
+    OpDef {
+        name: "transpose",
+        aliases: &[],
+        args: &["data"],
+        doc: "Permute axes (reverse when axes is empty).",
+        params: TransposeParams::schema,
+        build: build_transpose,
+    },
+    OpDef {
+        name: "broadcast_to",
+        aliases: &[],
+        args: &["data"],
+        doc: "Broadcast to a shape (0 keeps the input size).",
+        params: BroadcastToParams::schema,
+        build: build_broadcast_to,
+    },
+    OpDef {
+        name: "Cast",
+        aliases: &["cast"],
+        args: &["data"],
+        doc: "Convert to another dtype.",
+        params: CastParams::schema,
+        build: build_cast,
+    },
+    OpDef {
+        name: "zeros_like",
+        aliases: &[],
+        args: &["data"],
+        doc: "Zeros with the input's shape and dtype.",
+        params: NoParams::schema,
+        build: build_fill,
+    },
+    OpDef {
+        name: "ones_like",
+        aliases: &[],
+        args: &["data"],
+        doc: "Ones with the input's shape and dtype.",
+        params: NoParams::schema,
+        build: build_fill,
+    },
+    OpDef {
+        name: "_copy",
+        aliases: &["identity"],
+        args: &["data"],
+        doc: "A copy of the input.",
+        params: NoParams::schema,
+        build: build_identity,
+    },
+    OpDef {
+        name: "slice",
+        aliases: &["crop"],
+        args: &["data"],
+        doc: "Basic slice with begin/end/step per axis.",
+        params: SliceParams::schema,
+        build: build_slice,
+    },
+];

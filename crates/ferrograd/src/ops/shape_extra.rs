@@ -1,5 +1,6 @@
 //! Axis insertion/removal and single-axis slicing (views), with reshape/index gradients.
 
+use super::params::{OpDef, OpParams};
 use super::shape::BasicIndex;
 use super::{Ctx, Grad, Op, Saves, Val};
 use crate::error::Result;
@@ -122,3 +123,60 @@ impl Op for SliceAxis {
         self.index(nd)?.grad(g, inputs, outputs, og)
     }
 }
+
+/// `expand_dims`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ExpandDimsParams {
+    /// Where the new size-1 axis goes (negative counts from the end of the output).
+    pub axis: i64,
+}
+
+/// `squeeze`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SqueezeParams {
+    /// The size-1 axes to remove; None removes all of them.
+    #[param(default = None)]
+    pub axis: Option<Vec<i64>>,
+}
+
+/// `slice_axis`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SliceAxisParams {
+    /// The axis to slice.
+    pub axis: i64,
+    /// Start index (negative counts from the end).
+    pub begin: i64,
+    /// Stop index, exclusive (None: to the end).
+    pub end: Option<i64>,
+}
+
+/// The axis ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "expand_dims",
+        aliases: &[],
+        args: &["data"],
+        doc: "Insert a size-1 axis.",
+        params: ExpandDimsParams::schema,
+        build: |a| Ok(std::sync::Arc::new(ExpandDims { axis: ExpandDimsParams::parse(a)?.axis })),
+    },
+    OpDef {
+        name: "squeeze",
+        aliases: &[],
+        args: &["data"],
+        doc: "Remove size-1 axes.",
+        params: SqueezeParams::schema,
+        build: |a| Ok(std::sync::Arc::new(Squeeze { axis: SqueezeParams::parse(a)?.axis })),
+    },
+    OpDef {
+        name: "slice_axis",
+        aliases: &[],
+        args: &["data"],
+        doc: "Slice along one axis.",
+        params: SliceAxisParams::schema,
+        build: |a| {
+            let p = SliceAxisParams::parse(a)?;
+            Ok(std::sync::Arc::new(SliceAxis { axis: p.axis, begin: p.begin, end: p.end }))
+        },
+    },
+];

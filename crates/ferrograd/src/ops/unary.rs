@@ -4,6 +4,8 @@
 //! `ferrograd_kernels::vmath`); float16 computes in f32; integer inputs compute in f64 and keep
 //! their dtype (MXNet's legacy rule). Gradients are written in ferrograd ops.
 
+use std::sync::Arc;
+
 use ferrograd_kernels::par::Cost;
 use ferrograd_kernels::unary_binary::unary;
 use ferrograd_kernels::vmath;
@@ -11,9 +13,10 @@ use ferrograd_kernels::Element;
 
 use super::binary::BinaryKind;
 use super::elementwise_extra as extra;
-use super::{Ctx, Grad, Op, Saves, Val};
+use super::params::{NoParams, OpDef, OpParams};
+use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::with_dtype;
 
@@ -368,3 +371,62 @@ impl Op for Unary {
         Ok(vec![Some(g.mul(gy, d)?)])
     }
 }
+
+fn build_unary(a: &Attrs) -> Result<OpRef> {
+    NoParams::parse(a)?;
+    let kind = UnaryKind::from_name(&a.op).ok_or_else(|| Error::Value(format!("unknown unary op {}", a.op)))?;
+    Ok(Arc::new(Unary { kind }))
+}
+
+/// A parameterless elementwise op.
+const fn def(name: &'static str, doc: &'static str) -> OpDef {
+    OpDef { name, aliases: &[], args: &["data"], doc, params: NoParams::schema, build: build_unary }
+}
+
+/// The elementwise unary ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    def("negative", "Numerical negative, elementwise."),
+    def("abs", "Absolute value, elementwise."),
+    def("sign", "Sign (-1, 0, 1), elementwise; gradient 0."),
+    def("square", "x², elementwise."),
+    def("sqrt", "Square root, elementwise."),
+    def("rsqrt", "1/√x, elementwise."),
+    def("cbrt", "Cube root, elementwise."),
+    def("reciprocal", "1/x, elementwise."),
+    def("exp", "e^x, elementwise."),
+    def("expm1", "e^x - 1, elementwise (accurate near 0)."),
+    def("log", "Natural logarithm, elementwise."),
+    def("log2", "Base-2 logarithm, elementwise."),
+    def("log10", "Base-10 logarithm, elementwise."),
+    def("log1p", "log(1 + x), elementwise (accurate near 0)."),
+    def("sin", "Sine, elementwise."),
+    def("cos", "Cosine, elementwise."),
+    def("tan", "Tangent, elementwise."),
+    def("arcsin", "Inverse sine, elementwise."),
+    def("arccos", "Inverse cosine, elementwise."),
+    def("arctan", "Inverse tangent, elementwise."),
+    def("sinh", "Hyperbolic sine, elementwise."),
+    def("cosh", "Hyperbolic cosine, elementwise."),
+    def("tanh", "Hyperbolic tangent, elementwise."),
+    def("arcsinh", "Inverse hyperbolic sine, elementwise."),
+    def("arccosh", "Inverse hyperbolic cosine, elementwise."),
+    def("arctanh", "Inverse hyperbolic tangent, elementwise."),
+    def("sigmoid", "Logistic sigmoid 1/(1+e^-x), elementwise."),
+    def("relu", "max(x, 0), elementwise; gradient 0 at 0."),
+    def("softsign", "x/(1+|x|), elementwise."),
+    def("floor", "Floor, elementwise; gradient 0."),
+    def("ceil", "Ceiling, elementwise; gradient 0."),
+    def("round", "Round half away from zero, elementwise; gradient 0."),
+    def("rint", "Round half to even, elementwise; gradient 0."),
+    def("fix", "Round toward zero, elementwise; gradient 0."),
+    def("trunc", "Truncate toward zero, elementwise; gradient 0."),
+    def("degrees", "Radians to degrees, elementwise."),
+    def("radians", "Degrees to radians, elementwise."),
+    def("logical_not", "1 where x == 0 else 0, elementwise."),
+    def("_reciprocal_nonzero", "1/x where x != 0, else 0 (gradient helper)."),
+    def("rcbrt", "1/cbrt(x), elementwise."),
+    def("erf", "Gauss error function, elementwise."),
+    def("erfinv", "Inverse error function on [-1, 1], elementwise (±inf at ±1)."),
+    def("gamma", "Gamma function, elementwise (NaN at poles 0, -1, ...)."),
+    def("gammaln", "ln|Γ(x)|, elementwise (+inf at poles)."),
+];

@@ -63,6 +63,7 @@ pub(crate) fn in_operator(name: &str, e: Error) -> Error {
     match e {
         Error::Shape(m) => Error::Shape(wrap(m)),
         Error::DType(m) => Error::DType(wrap(m)),
+        Error::Type(m) => Error::Type(wrap(m)),
         Error::Index(m) => Error::Index(wrap(m)),
         Error::Value(m) => Error::Value(wrap(m)),
         Error::Runtime(m) => Error::Runtime(wrap(m)),

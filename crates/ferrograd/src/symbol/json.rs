@@ -124,8 +124,9 @@ pub fn from_json(text: &str) -> Result<Symbol> {
                 bad(format!("Cannot find operator '{op_name}' (node '{name}') in the ferrograd op registry"))
             })?;
             let mut a = Attrs::new(e.name);
+            let declared = e.param_names();
             for (k, v) in &attrs {
-                if e.params.contains(&k.as_str()) {
+                if declared.contains(&k.as_str()) {
                     a.items.push((k.clone(), AttrValue::Str(v.clone())));
                 }
             }

@@ -16,13 +16,13 @@ use ferrograd_kernels::par::Cost;
 use ferrograd_kernels::unary_binary::unary;
 use ferrograd_kernels::Element;
 
-use super::{choice, float_only};
+use super::float_only;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
-use crate::ops::attrs::fmt_float;
 use crate::ops::binary::BinaryKind;
+use crate::ops::params::{OpDef, OpParams, ParamEnum};
 use crate::ops::unary::{Unary, UnaryKind};
-use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
+use crate::ops::{Ctx, Grad, Op, Saves, Val};
 use crate::with_float_dtype;
 
 /// `out = f(x)` elementwise in f64 for any float dtype.
@@ -40,7 +40,7 @@ fn softrelu(x: f64) -> f64 {
 }
 
 /// Which `Activation`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ParamEnum)]
 pub enum ActType {
     Relu,
     Sigmoid,
@@ -49,16 +49,14 @@ pub enum ActType {
     Tanh,
 }
 
+/// `Activation`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ActivationParams {
+    /// Activation function to apply.
+    pub act_type: ActType,
+}
+
 impl ActType {
-    fn name(self) -> &'static str {
-        match self {
-            ActType::Relu => "relu",
-            ActType::Sigmoid => "sigmoid",
-            ActType::Softrelu => "softrelu",
-            ActType::Softsign => "softsign",
-            ActType::Tanh => "tanh",
-        }
-    }
     /// The unary op with the same function, if any.
     fn unary(self) -> Option<Unary> {
         let kind = match self {
@@ -83,7 +81,7 @@ impl Op for Activation {
         "Activation"
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
-        vec![("act_type", self.act.name().to_string())]
+        ActivationParams { act_type: self.act }.to_attrs()
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         float_only("Activation", "data", inputs[0].dtype)?;
@@ -113,26 +111,31 @@ impl Op for Activation {
     }
 }
 
-/// Which `LeakyReLU`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Which `LeakyReLU` (MXNet's `rrelu`, random slopes, is not supported).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ParamEnum)]
 pub enum LeakyType {
-    Leaky,
     Elu,
-    Selu,
     Gelu,
+    Leaky,
     Prelu,
+    Selu,
 }
 
-impl LeakyType {
-    fn name(self) -> &'static str {
-        match self {
-            LeakyType::Leaky => "leaky",
-            LeakyType::Elu => "elu",
-            LeakyType::Selu => "selu",
-            LeakyType::Gelu => "gelu",
-            LeakyType::Prelu => "prelu",
-        }
-    }
+/// `LeakyReLU`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct LeakyReluParams {
+    /// Activation function to apply.
+    #[param(default = LeakyType::Leaky)]
+    pub act_type: LeakyType,
+    /// Slope of the negative side (leaky), or the scale of elu's negative side.
+    #[param(default = 0.25)]
+    pub slope: f64,
+    /// Lower bound of rrelu's random slope (accepted, unused: rrelu is not supported).
+    #[param(default = 0.125)]
+    pub lower_bound: f64,
+    /// Upper bound of rrelu's random slope (accepted, unused: rrelu is not supported).
+    #[param(default = 0.334)]
+    pub upper_bound: f64,
 }
 
 const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
@@ -182,9 +185,8 @@ impl Op for LeakyReLU {
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
         let mut v = vec![("act_type", self.act.name().to_string())];
-        if self.slope != 0.25 {
-            v.push(("slope", fmt_float(self.slope)));
-        }
+        let p = LeakyReluParams { act_type: self.act, slope: self.slope, lower_bound: 0.125, upper_bound: 0.334 };
+        v.extend(p.to_attrs().into_iter().filter(|(k, _)| *k != "act_type"));
         v
     }
     fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
@@ -309,37 +311,25 @@ impl Op for LeakyReLU {
     }
 }
 
-/// Registry builder for `Activation`.
-pub fn activation_op(a: &Attrs) -> Result<OpRef> {
-    let t = a.str_or("act_type", "")?;
-    if t.is_empty() {
-        return Err(Error::Value("Activation: required parameter 'act_type' is missing".into()));
-    }
-    let act = match choice("Activation", "act_type", t, &["relu", "sigmoid", "softrelu", "softsign", "tanh"])? {
-        "relu" => ActType::Relu,
-        "sigmoid" => ActType::Sigmoid,
-        "softrelu" => ActType::Softrelu,
-        "softsign" => ActType::Softsign,
-        _ => ActType::Tanh,
-    };
-    Ok(Arc::new(Activation { act }))
-}
-
-/// Registry builder for `LeakyReLU` (`lower_bound`/`upper_bound` are accepted for rrelu's
-/// signature but rrelu itself is rejected).
-pub fn leaky_relu_op(a: &Attrs) -> Result<OpRef> {
-    let t = a.str_or("act_type", "leaky")?;
-    if t == "rrelu" {
-        return Err(Error::Value("LeakyReLU: act_type 'rrelu' is not supported".into()));
-    }
-    let act = match choice("LeakyReLU", "act_type", t, &["leaky", "elu", "selu", "gelu", "prelu"])? {
-        "leaky" => LeakyType::Leaky,
-        "elu" => LeakyType::Elu,
-        "selu" => LeakyType::Selu,
-        "gelu" => LeakyType::Gelu,
-        _ => LeakyType::Prelu,
-    };
-    a.f64_or("lower_bound", 0.125)?;
-    a.f64_or("upper_bound", 0.334)?;
-    Ok(Arc::new(LeakyReLU { act, slope: a.f64_or("slope", 0.25)? }))
-}
+/// The activation ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "Activation",
+        aliases: &[],
+        args: &["data"],
+        doc: "Elementwise activation: relu, sigmoid, softrelu (log(1 + e^x)), softsign or tanh.",
+        params: ActivationParams::schema,
+        build: |a| Ok(Arc::new(Activation { act: ActivationParams::parse(a)?.act_type })),
+    },
+    OpDef {
+        name: "LeakyReLU",
+        aliases: &[],
+        args: &["data", "gamma?"],
+        doc: "Leaky ReLU family: leaky, elu, selu, gelu (tanh form), prelu (learned gamma per channel, axis 1).",
+        params: LeakyReluParams::schema,
+        build: |a| {
+            let p = LeakyReluParams::parse(a)?;
+            Ok(Arc::new(LeakyReLU { act: p.act_type, slope: p.slope }))
+        },
+    },
+];

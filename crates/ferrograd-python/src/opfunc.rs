@@ -1,0 +1,266 @@
+//! `nd.<op>`: every registered op as a native callable. Inputs, positional parameters and
+//! keywords are sorted and validated here, in Rust, against the op's declaration; Python only
+//! attaches the signature and docstring (`ferrograd.ndarray._registry`). Nothing on the call
+//! path runs `inspect`.
+
+use ferrograd::ops::params::OpDef;
+use ferrograd::ops::{self, registry, AttrValue, Attrs};
+use ferrograd::{Error, NDArray};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PySlice, PyString, PyTuple};
+use pyo3::IntoPyObjectExt;
+use smallvec::SmallVec;
+
+use crate::errors::{enter, is_heavy, to_py};
+use crate::ndarray::PyNDArray;
+
+/// A registered op, callable as `op(*inputs, *params, out=None, name=None, **params)`.
+#[pyclass(name = "OpFunc", module = "ferrograd._ferrograd", dict, frozen)]
+pub struct OpFunc {
+    def: &'static OpDef,
+    /// Input names without their `?`/`*` marks.
+    inputs: Vec<&'static str>,
+    /// How many leading inputs are required (the rest are optional, `bias?`).
+    required: usize,
+    /// Declared parameter names, in order (positional parameters follow the inputs).
+    params: Vec<&'static str>,
+}
+
+fn type_err(py: Python<'_>, msg: String) -> PyErr {
+    to_py(py, Error::Type(msg))
+}
+
+impl OpFunc {
+    fn variadic(&self) -> bool {
+        self.def.variadic()
+    }
+
+    fn input_index(&self, key: &str) -> Option<usize> {
+        if self.variadic() {
+            return None;
+        }
+        self.inputs.iter().position(|i| *i == key)
+    }
+
+    fn array(&self, py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResult<NDArray> {
+        match v.cast::<PyNDArray>() {
+            Ok(a) => Ok(a.borrow().inner.clone()),
+            Err(_) => Err(type_err(
+                py,
+                format!("{}(): {what} must be an NDArray, got {}", self.def.name, v.get_type().name()?),
+            )),
+        }
+    }
+
+    /// Sorts a call's arguments into input arrays, op attributes and `out`.
+    fn sort_args(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<(Vec<NDArray>, Attrs, Option<Py<PyAny>>)> {
+        let name = self.def.name;
+        let mut attrs = Attrs::new(name);
+        let mut arrays: SmallVec<[Option<NDArray>; 4]> = SmallVec::new();
+        let n_in = if self.variadic() { 0 } else { self.inputs.len() };
+        arrays.resize(n_in, None);
+        for (i, v) in args.iter().enumerate() {
+            if self.variadic() {
+                arrays.push(Some(self.array(py, &format!("input {i}"), &v)?));
+            } else if i < n_in {
+                if !v.is_none() {
+                    arrays[i] = Some(self.array(py, &format!("argument '{}'", self.inputs[i]), &v)?);
+                }
+            } else if let Some(p) = self.params.get(i - n_in) {
+                attrs.items.push((p.to_string(), attr_value(&v)?));
+            } else {
+                let names: Vec<&str> = self.inputs.iter().chain(&self.params).copied().collect();
+                return Err(type_err(
+                    py,
+                    format!(
+                        "{name}(): takes at most {} positional argument(s) ({}), got {}",
+                        names.len(),
+                        names.join(", "),
+                        args.len()
+                    ),
+                ));
+            }
+        }
+        let positional_params = args.len().saturating_sub(n_in);
+        let mut out = None;
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                let key = k.cast::<PyString>()?.to_str()?;
+                match key {
+                    "out" => out = (!v.is_none()).then(|| v.unbind()),
+                    "name" => {}
+                    _ => {
+                        let dup = if let Some(i) = self.input_index(key) {
+                            let dup = arrays[i].is_some() || i < args.len();
+                            if !v.is_none() {
+                                arrays[i] = Some(self.array(py, &format!("argument '{key}'"), &v)?);
+                            }
+                            dup
+                        } else {
+                            let dup = self.params.iter().take(positional_params).any(|p| *p == key);
+                            attrs.items.push((key.to_string(), attr_value(&v)?));
+                            dup
+                        };
+                        if dup && !self.variadic() {
+                            return Err(type_err(py, format!("{name}(): got multiple values for argument '{key}'")));
+                        }
+                    }
+                }
+            }
+        }
+        if self.variadic() && self.params.contains(&"num_args") && !attrs.items.iter().any(|(k, _)| k == "num_args") {
+            attrs.items.push(("num_args".into(), AttrValue::Int(arrays.len() as i64)));
+        }
+        // Omitted optional inputs are dropped from the end; the op checks its own arity.
+        while arrays.len() > self.required && arrays.last().is_some_and(Option::is_none) {
+            arrays.pop();
+        }
+        let missing: Vec<&str> =
+            arrays.iter().zip(&self.inputs).filter(|(a, _)| a.is_none()).map(|(_, n)| *n).collect();
+        if !missing.is_empty() {
+            return Err(type_err(py, format!("{name}(): missing required input(s): {}", missing.join(", "))));
+        }
+        Ok((arrays.into_iter().flatten().collect(), attrs, out))
+    }
+}
+
+#[pymethods]
+impl OpFunc {
+    #[new]
+    fn py_new(py: Python<'_>, name: &str) -> PyResult<Self> {
+        let def = registry::lookup(name)
+            .ok_or_else(|| to_py(py, Error::Value(format!("Cannot find operator '{name}' in the op registry"))))?;
+        let inputs: Vec<&'static str> =
+            def.args.iter().map(|a| a.trim_start_matches('*').trim_end_matches('?')).collect();
+        let required = def.args.iter().take_while(|a| !a.ends_with('?')).count();
+        Ok(OpFunc { def, inputs, required, params: def.param_names() })
+    }
+
+    /// The op's registry name (aliases resolve to it).
+    #[getter]
+    fn op_name(&self) -> &'static str {
+        self.def.name
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let (xs, attrs, out) = self.sort_args(py, args, kwargs)?;
+        let def = self.def;
+        let work = xs.iter().map(NDArray::size).max().unwrap_or(0);
+        let outs = enter(py, is_heavy(work), move || {
+            let op = registry::build(def, &attrs)?;
+            ops::check_arity(op.as_ref(), xs.len())?;
+            let mut outs = ferrograd::autograd::invoke(&op, &xs)?;
+            outs.truncate(op.num_visible_outputs());
+            Ok(outs)
+        })?;
+        let result = if outs.len() == 1 {
+            outs.into_iter().next().map(PyNDArray::new).into_py_any(py)?
+        } else {
+            PyList::new(py, outs.into_iter().map(PyNDArray::new))?.into_any().unbind()
+        };
+        match out {
+            None => Ok(result),
+            Some(o) => {
+                o.bind(py).set_item(PySlice::full(py), result)?;
+                Ok(o)
+            }
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<ferrograd op {}>", self.def.name)
+    }
+}
+
+/// A Python keyword value as an op parameter.
+pub(crate) fn attr_value(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
+    if v.is_none() {
+        return Ok(AttrValue::None);
+    }
+    if let Ok(b) = v.cast::<pyo3::types::PyBool>() {
+        return Ok(AttrValue::Bool(b.is_true()));
+    }
+    if let Ok(s) = v.cast::<PyString>() {
+        return Ok(AttrValue::Str(s.to_str()?.to_string()));
+    }
+    if let Ok(i) = v.extract::<i64>() {
+        if !v.is_instance_of::<pyo3::types::PyFloat>() {
+            return Ok(AttrValue::Int(i));
+        }
+    }
+    if let Ok(f) = v.extract::<f64>() {
+        if v.is_instance_of::<pyo3::types::PyFloat>() || !v.hasattr("__len__")? {
+            return Ok(AttrValue::Float(f));
+        }
+    }
+    if v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>() {
+        if let Ok(t) = v.extract::<Vec<i64>>() {
+            return Ok(AttrValue::Tuple(t));
+        }
+        // Entries may be None (slice's open ends): MXNet's string form `(1, None)`.
+        let parts: Vec<Option<i64>> = v.extract()?;
+        let text: Vec<String> = parts.iter().map(|p| p.map_or("None".into(), |d| d.to_string())).collect();
+        let comma = if text.len() == 1 { "," } else { "" };
+        return Ok(AttrValue::Str(format!("({}{comma})", text.join(", "))));
+    }
+    // dtype-like objects (np.float32, np.dtype('f4')).
+    if let Ok(dt) = crate::convert::dtype_from_py(v) {
+        return Ok(AttrValue::Str(dt.name().to_string()));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!("unsupported parameter value {}", v.repr()?)))
+}
+
+/// A parameter default as a Python value.
+fn default_to_py(py: Python<'_>, v: &AttrValue) -> PyResult<Py<PyAny>> {
+    match v {
+        AttrValue::None => Ok(py.None()),
+        AttrValue::Bool(b) => b.into_py_any(py),
+        AttrValue::Int(i) => i.into_py_any(py),
+        AttrValue::Float(f) => f.into_py_any(py),
+        AttrValue::Str(s) => s.into_py_any(py),
+        AttrValue::Tuple(t) => PyTuple::new(py, t)?.into_py_any(py),
+    }
+}
+
+/// One parameter: (name, Python type, required, default, allowed values, description).
+type ParamInfo = (&'static str, String, bool, Py<PyAny>, Vec<&'static str>, &'static str);
+/// One op: (name, aliases, inputs, parameters, doc).
+type OpInfo = (&'static str, Vec<&'static str>, Vec<&'static str>, Vec<ParamInfo>, &'static str);
+
+/// Every op's declaration, for signatures, docstrings, stubs and docs.
+#[pyfunction]
+fn _op_info(py: Python<'_>) -> PyResult<Vec<OpInfo>> {
+    registry::entries()
+        .iter()
+        .map(|d| {
+            let params = (d.params)()
+                .into_iter()
+                .map(|p| {
+                    let default = match &p.default {
+                        Some(v) => default_to_py(py, v)?,
+                        None => py.None(),
+                    };
+                    Ok((p.name, p.py_type, p.default.is_none(), default, p.choices.to_vec(), p.doc))
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok((d.name, d.aliases.to_vec(), d.args.to_vec(), params, d.doc))
+        })
+        .collect()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<OpFunc>()?;
+    m.add_function(wrap_pyfunction!(_op_info, m)?)?;
+    Ok(())
+}
