@@ -164,6 +164,24 @@ def tiny_add(b: Bench) -> dict:
     return b.measure(builders)
 
 
+def keyword_op(fg_stmt: str, np_stmt: str, torch_stmt: str) -> Callable:
+    """A registry op called with keyword parameters on 16 elements (the per-call overhead)."""
+
+    def run(b: Bench) -> dict:
+        a, w, bias = _rng_f32(b, 16).reshape(1, 16), _rng_f32(b, 64).reshape(4, 16), _rng_f32(b, 4)
+        nd, t = b.mx.nd, b.torch
+        builders = {
+            "ferrograd": lambda: case(fg_stmt, nd=nd, x=nd.array(a), w=nd.array(w),
+                                      b=nd.array(bias)),
+            "numpy": lambda: case(np_stmt, np=b.np, x=a, w=w, b=bias),
+            "torch": lambda: case(torch_stmt, torch=t, F=t.nn.functional, x=t.from_numpy(a),
+                                  w=t.from_numpy(w), b=t.from_numpy(bias)),
+        }
+        return b.measure(builders)
+
+    return run
+
+
 N_ELEM = 4 * 1024 * 1024
 
 
@@ -441,6 +459,17 @@ def numeric_gradient_check(b: Bench) -> dict:
 F32 = 4
 WORKLOADS = [
     Workload("add 16 f32", "tiny", tiny_add, Target("max_time", 1.5e-6)),
+    Workload("nd.Activation(x, act_type='relu') 16 f32", "tiny",
+             keyword_op("nd.Activation(x, act_type='relu')", "np.maximum(x, 0)", "torch.relu(x)"),
+             Target("max_time", 1.5e-6)),
+    Workload("nd.FullyConnected(x, w, b, num_hidden=4) 16 f32", "tiny",
+             keyword_op("nd.FullyConnected(x, w, b, num_hidden=4)", "x @ w.T + b",
+                        "F.linear(x, w, b)"),
+             Target("max_time", 1.5e-6)),
+    Workload("nd.LeakyReLU(x, slope=0.1) 16 f32", "tiny",
+             keyword_op("nd.LeakyReLU(x, slope=0.1)", "np.where(x > 0, x, 0.1 * x)",
+                        "F.leaky_relu(x, 0.1)"),
+             Target("max_time", 1.5e-6)),
     Workload("add 4M f32", "elementwise", elementwise("x + y", "x + y", "x + y"),
              Target("vs_torch", 1.0), 3 * F32 * N_ELEM, "GB/s"),
     Workload("exp 4M f32", "elementwise", elementwise("m.exp(x)", "m.exp(x)", "m.exp(x)"),
