@@ -184,3 +184,36 @@ fn example_training_reduces_the_loss() -> Result<()> {
     assert!(report.accuracy > 0.7, "accuracy {}", report.accuracy);
     Ok(())
 }
+
+#[test]
+fn symbol_built_and_bound_from_rust() -> Result<()> {
+    use ferrograd::autograd::GradReq;
+    use ferrograd::executor::Executor;
+    use ferrograd::symbol::Symbol;
+
+    // loss = sum(relu(FullyConnected(data, num_hidden=2)) · 2), bound by shape.
+    let data = Symbol::var("data");
+    let fc = Symbol::op("FullyConnected", "fc1", &[data], &[("num_hidden", AttrValue::Int(2))])?;
+    let act = Symbol::op("relu", "r", &[fc], &[])?;
+    assert_eq!(act.list_arguments(), vec!["data", "fc1_weight", "fc1_bias"]);
+    let mut exe = Executor::simple_bind(&act, &[("data", &[2, 3])], GradReq::Write)?;
+    assert_eq!(exe.arg("fc1_weight")?.shape(), &[2, 3]);
+    exe.set_arg("data", &arr(&[1.0, 2.0, 3.0, -1.0, 0.0, 1.0], &[2, 3]))?;
+    exe.set_arg("fc1_weight", &arr(&[1.0, 1.0, 1.0, -1.0, 0.0, 0.0], &[2, 3]))?;
+    exe.forward(true, &mut |_, _| {})?;
+    // Row 0: [6, -1] → relu [6, 0]; row 1: [0, 1] → [0, 1].
+    assert_eq!(exe.outputs[0].to_f64_vec(), vec![6.0, 0.0, 0.0, 1.0]);
+    exe.backward(&[Some(NDArray::full(&[2, 2], DType::F32, 2.0))], true)?;
+    // dW[j] = Σ_i 2·[out_ij > 0]·data_i: unit 0 sees row 0 only, unit 1 row 1 only.
+    assert_eq!(exe.grad_of("fc1_weight").map(|g| g.to_f64_vec()), Some(vec![2.0, 4.0, 6.0, -2.0, 0.0, 2.0]));
+    assert_eq!(exe.grad_of("fc1_bias").map(|g| g.to_f64_vec()), Some(vec![2.0, 2.0]));
+
+    // Errors: unknown names, shapes that cannot be inferred, parameters the op rejects.
+    assert!(exe.set_arg("nope", &arr(&[1.0], &[1])).is_err());
+    assert!(exe.grad_of("nope").is_none());
+    let two = Symbol::op("broadcast_add", "add", &[Symbol::var("a"), Symbol::var("b")], &[])?;
+    let msg = Executor::simple_bind(&two, &[("a", &[2])], GradReq::Write).err().map(|e| e.to_string());
+    assert!(msg.as_deref().is_some_and(|m| m.contains("'b'")), "{msg:?}");
+    assert!(Symbol::op("FullyConnected", "fc", &[Symbol::var("x")], &[("num_hiden", AttrValue::Int(2))]).is_err());
+    Ok(())
+}
