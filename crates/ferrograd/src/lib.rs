@@ -5,14 +5,67 @@
 //! storage, the operator registry (one definition per op: inference, forward, gradient rule), and
 //! numeric helpers. The Python package `ferrograd` wraps it.
 //!
+//! Rust code uses the same front door as Python: [`ops::call`] runs any registered op by name,
+//! records it on the autograd tape inside [`autograd::record`], and honours the training flag.
+//! The [`api`] module adds typed methods and operators over it.
+//!
+//! ## Arrays and operators
+//!
+//! Operators return `Result<NDArray>` (a shape mismatch is an error, not a panic), so each one
+//! ends in `?`:
+//!
 //! ```
-//! use ferrograd::{NDArray, ops};
+//! use ferrograd::{ops, NDArray};
 //! let x = NDArray::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?;
-//! let y = ops::call("exp", &[x], &[])?;
+//! let y = ops::call("exp", std::slice::from_ref(&x), &[])?;
 //! assert!((y[0].to_f64_vec()[0] - 1.0f64.exp()).abs() < 1e-6);
+//! let z = ((&x * 2.0)? + &x)?; // 3x
+//! assert_eq!(z.to_f64_vec(), vec![3.0, 6.0, 9.0]);
 //! # Ok::<(), ferrograd::error::Error>(())
 //! ```
+//!
+//! ## Reductions
+//!
+//! ```
+//! use ferrograd::NDArray;
+//! let m = NDArray::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+//! assert_eq!(m.sum_axis(0)?.to_f64_vec(), vec![5.0, 7.0, 9.0]);
+//! assert_eq!(m.mean_axes(&[1], true)?.shape(), &[2, 1]);
+//! assert_eq!(m.max()?.item_f64()?, 6.0);
+//! # Ok::<(), ferrograd::Error>(())
+//! ```
+//!
+//! ## Autograd
+//!
+//! ```
+//! use ferrograd::{autograd, NDArray};
+//! let mut x = NDArray::from_vec(vec![0.0f64, 1.0], &[2])?;
+//! x.attach_grad();
+//! // y = sum(x · e^x); dy/dx = e^x (1 + x) = [1, 2e]
+//! let y = autograd::record(|| (&x * &x.exp()?)?.sum())?;
+//! y.backward()?;
+//! let g = x.grad().map(|g| g.to_f64_vec()).unwrap_or_default();
+//! assert!((g[0] - 1.0).abs() < 1e-12 && (g[1] - 2.0 * 1f64.exp()).abs() < 1e-12);
+//! # Ok::<(), ferrograd::Error>(())
+//! ```
+//!
+//! ## Symbols and executors
+//!
+//! ```
+//! use ferrograd::{autograd::GradReq, executor::Executor, ops::AttrValue, symbol::Symbol, NDArray};
+//! // out = tanh(FullyConnected(data, num_hidden=1)), with fc_weight and fc_bias created by name.
+//! let fc = Symbol::op("FullyConnected", "fc", &[Symbol::var("data")], &[("num_hidden", AttrValue::Int(1))])?;
+//! let out = Symbol::op("tanh", "act", &[fc], &[])?;
+//! let mut exe = Executor::simple_bind(&out, &[("data", &[2, 2])], GradReq::Write)?;
+//! exe.set_arg("data", &NDArray::from_vec(vec![1.0f32, 0.0, 0.0, 1.0], &[2, 2])?)?;
+//! exe.set_arg("fc_weight", &NDArray::from_vec(vec![0.5f32, -0.5], &[1, 2])?)?;
+//! exe.forward(false, &mut |_, _| {})?;
+//! let o = exe.outputs[0].to_f64_vec(); // [tanh(0.5), tanh(-0.5)]
+//! assert!((o[0] - 0.5f64.tanh()).abs() < 1e-6 && (o[1] + 0.5f64.tanh()).abs() < 1e-6);
+//! # Ok::<(), ferrograd::Error>(())
+//! ```
 
+pub mod api;
 pub mod autograd;
 pub mod buffer;
 pub mod dtype;

@@ -8,6 +8,7 @@
 
 mod backward;
 mod history;
+mod scope;
 mod state;
 
 use std::sync::atomic::AtomicBool;
@@ -18,6 +19,7 @@ use smallvec::SmallVec;
 
 pub use backward::{backward, grad, BackwardArgs};
 pub use history::history_json;
+pub use scope::{pause, predict_mode, record, record_with, train_mode, RecordGuard};
 pub use state::{is_recording, is_training, set_recording, set_training};
 
 use crate::error::{Error, Result};
@@ -176,7 +178,7 @@ inside a record section.";
 pub fn invoke(op: &OpRef, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
     let mut outs = run_ctx(op.as_ref(), inputs)?;
     if should_record(op.as_ref(), inputs) {
-        record(op.clone(), inputs, &mut outs);
+        record_node(op.clone(), inputs, &mut outs);
     }
     Ok(outs)
 }
@@ -185,7 +187,7 @@ pub fn invoke(op: &OpRef, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
 pub fn invoke_owned<O: ops::Op + 'static>(op: O, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
     let mut outs = run_ctx(&op, inputs)?;
     if should_record(&op, inputs) {
-        record(op, inputs, &mut outs);
+        record_node(op, inputs, &mut outs);
     }
     Ok(outs)
 }
@@ -235,7 +237,7 @@ pub fn record_custom(op: OpRef, inputs: &[NDArray], outs: &mut [NDArray]) {
     }
 }
 
-fn record<O: ops::Op + 'static>(op: O, inputs: &[NDArray], outs: &mut [NDArray]) {
+fn record_node<O: ops::Op + 'static>(op: O, inputs: &[NDArray], outs: &mut [NDArray]) {
     let saves = op.saves();
     let keep_in = matches!(saves, Saves::Inputs | Saves::InputsAndOutputs);
     let keep_out = matches!(saves, Saves::Outputs | Saves::InputsAndOutputs);

@@ -266,6 +266,11 @@ impl Executor {
         })
     }
 
+    /// The bound symbol.
+    pub fn symbol(&self) -> &Symbol {
+        &self.symbol
+    }
+
     pub fn output_names(&self) -> &[String] {
         &self.output_names
     }
@@ -393,7 +398,7 @@ impl Executor {
                 }
                 (GradReq::Write, None) => dst.fill_scalar(0.0),
                 (GradReq::Add, Some(g)) => {
-                    let sum = crate::ops::call("elemwise_add", &[dst.clone(), g], &[])?;
+                    let sum = crate::ops::call("elemwise_add", &[dst.detach(), g.detach()], &[])?;
                     dst.assign_from(&sum[0])?;
                 }
                 (GradReq::Add, None) => {}

@@ -50,6 +50,7 @@ pub fn resolve_range(n: usize, start: Option<i64>, stop: Option<i64>, step: i64)
 
 impl NDArray {
     /// A view with a new shape over the same elements; copies first if not contiguous.
+    /// Not recorded by autograd (the result is untracked); use [`NDArray::reshaped`] for that.
     pub fn reshape(&self, shape: &[usize]) -> Result<NDArray> {
         let n: usize = shape.iter().product();
         if n != self.size() {
@@ -67,6 +68,7 @@ impl NDArray {
     }
 
     /// Axes permuted (`axes` empty = reversed), as a lazy copy.
+    /// Not recorded by autograd; use [`NDArray::transposed`] / [`NDArray::permute_axes`] for that.
     pub fn transpose(&self, axes: &[i64]) -> Result<NDArray> {
         let nd = self.ndim();
         let perm: Vec<usize> = if axes.is_empty() {

@@ -238,7 +238,10 @@ pub fn run1(op: &dyn Op, ctx: &Ctx, inputs: &[NDArray]) -> Result<NDArray> {
     Ok(outs.swap_remove(0))
 }
 
-/// Builds the op `name` from `(key, value)` parameters and runs it imperatively.
+/// Builds the op `name` from `(key, value)` parameters and runs it imperatively, exactly as
+/// Python's `_invoke` does: the forward sees [`crate::autograd::is_training`], the call is recorded
+/// on the tape when [`crate::autograd::is_recording`] and some input is tracked, and only the
+/// visible outputs are returned (Dropout's mask stays hidden).
 pub fn call(name: &str, inputs: &[NDArray], params: &[(&str, AttrValue)]) -> Result<Vec<NDArray>> {
     let mut attrs = Attrs::new(name);
     for (k, v) in params {
@@ -246,7 +249,9 @@ pub fn call(name: &str, inputs: &[NDArray], params: &[(&str, AttrValue)]) -> Res
     }
     let op = registry::create(name, &attrs)?;
     check_arity(op.as_ref(), inputs.len())?;
-    run(op.as_ref(), &Ctx::default(), inputs)
+    let mut outs = crate::autograd::invoke(&op, inputs)?;
+    outs.truncate(op.num_visible_outputs());
+    Ok(outs)
 }
 
 /// Fails unless `n` inputs fit the op: its arguments then its auxiliary states, or at least one
