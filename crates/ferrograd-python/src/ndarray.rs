@@ -47,14 +47,17 @@ fn work_of(inputs: &[NDArray]) -> usize {
 }
 
 /// Runs one op built for this call through the autograd tape (recorded when recording and some
-/// input is tracked); releases the GIL only for large inputs.
+/// input is tracked); releases the GIL only for large inputs. The inputs are cloned (reference
+/// counts only) first, so work done without the GIL never reads memory owned by a Python object.
 pub fn run_op<O: Op + 'static>(py: Python<'_>, op: O, inputs: &[NDArray]) -> PyResult<NDArray> {
-    enter(py, is_heavy(work_of(inputs)), || Ok(autograd::invoke_owned(op, inputs)?.swap_remove(0)))
+    let xs = inputs.to_vec();
+    enter(py, is_heavy(work_of(&xs)), move || Ok(autograd::invoke_owned(op, &xs)?.swap_remove(0)))
 }
 
 /// [`run_op`] for a shared op.
 pub fn run_shared(py: Python<'_>, op: &OpRef, inputs: &[NDArray]) -> PyResult<NDArray> {
-    enter(py, is_heavy(work_of(inputs)), || autograd::invoke1(op, inputs))
+    let xs = inputs.to_vec();
+    enter(py, is_heavy(work_of(&xs)), move || autograd::invoke1(op, &xs))
 }
 
 /// `ferrograd.context.cpu` and `ferrograd.context._check_context`, looked up once (the first
