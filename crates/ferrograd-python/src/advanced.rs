@@ -8,7 +8,7 @@ use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 use crate::convert;
-use crate::errors::{to_py, IntoPyResult};
+use crate::errors::{enter_with_gil, to_py};
 use crate::ndarray::PyNDArray;
 
 fn bad_index(obj: &Bound<'_, PyAny>, why: &str) -> PyErr {
@@ -28,10 +28,12 @@ pub fn parse_array(obj: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
     let py = obj.py();
     if let Ok(a) = obj.cast::<PyNDArray>() {
         let x = a.borrow().inner.clone();
-        if x.dtype() == DType::Bool {
-            return mask_item(&x).py_err(py);
-        }
-        return Ok(array_item(index_values(&x).py_err(py)?, x.shape()));
+        return enter_with_gil(py, || {
+            if x.dtype() == DType::Bool {
+                return mask_item(&x);
+            }
+            Ok(array_item(index_values(&x)?, x.shape()))
+        });
     }
     let np = convert::numpy(py)?;
     let arr = np.call_method1("asarray", (obj,)).map_err(|_| bad_index(obj, " (ragged or not array-like)"))?;
@@ -50,7 +52,7 @@ pub fn parse_array(obj: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
             let a = np.call_method1("ascontiguousarray", (&arr, "int64"))?;
             let values = a.cast::<PyArrayDyn<i64>>()?.readonly().as_slice().map(<[i64]>::to_vec);
             let values = values.map_err(|e| to_py(py, Error::Index(e.to_string())))?;
-            Ok(array_item(values, &shape))
+            enter_with_gil(py, || Ok::<_, Error>(array_item(values, &shape)))
         }
         "f" => Err(bad_index(obj, " (arrays used as indices must be of integer or boolean type)")),
         _ => Err(bad_index(obj, "")),

@@ -10,15 +10,11 @@ use ferrograd::{Error, Meta, NDArray};
 use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
 
-use crate::errors::{enter, IntoPyResult};
+use crate::errors::{enter, enter_with_gil, has_history};
 use crate::ndarray::PyNDArray;
 
 fn arrays(xs: &[PyRef<'_, PyNDArray>]) -> Vec<NDArray> {
     xs.iter().map(|x| x.inner.clone()).collect()
-}
-
-fn work(xs: &[NDArray]) -> usize {
-    xs.iter().map(NDArray::size).sum()
 }
 
 #[pyfunction]
@@ -45,22 +41,22 @@ fn _ag_is_training() -> bool {
 #[pyfunction]
 fn _ag_mark_variable(var: &Bound<'_, PyNDArray>, grad: PyRef<'_, PyNDArray>, req: &str) -> PyResult<()> {
     let py = var.py();
-    let req = GradReq::parse(req).py_err(py)?;
-    let g = grad.inner.detach();
+    let g = grad.inner.clone();
     drop(grad);
-    let shape = var.borrow().inner.shape().to_vec();
-    if g.shape() != shape {
-        return Err(crate::errors::to_py(
-            py,
-            Error::Shape(format!(
+    enter_with_gil(py, || {
+        let req = GradReq::parse(req)?;
+        let g = g.detach();
+        let mut me = var.borrow_mut();
+        if g.shape() != me.inner.shape() {
+            return Err(Error::Shape(format!(
                 "mark_variables: gradient buffer has shape {} but the variable has shape {}",
                 ferrograd::error::fmt_shape(g.shape()),
-                ferrograd::error::fmt_shape(&shape)
-            )),
-        ));
-    }
-    var.borrow_mut().inner.set_entry(Some(Entry::variable(g, req)));
-    Ok(())
+                ferrograd::error::fmt_shape(me.inner.shape())
+            )));
+        }
+        me.inner.set_entry(Some(Entry::variable(g, req)));
+        Ok(())
+    })
 }
 
 fn head_grad_arrays(head_grads: &[Option<PyRef<'_, PyNDArray>>]) -> Vec<Option<NDArray>> {
@@ -78,7 +74,7 @@ fn _ag_backward(
     let (hs, gs) = (arrays(&heads), head_grad_arrays(&head_grads));
     drop((heads, head_grads));
     let args = BackwardArgs { retain_graph, create_graph: false, train_mode };
-    enter(py, crate::errors::is_heavy(work(&hs)), || autograd::backward(&hs, &gs, args))
+    enter(py, has_history(&hs), || autograd::backward(&hs, &gs, args))
 }
 
 #[pyfunction]
@@ -94,7 +90,7 @@ fn _ag_grad(
     let (hs, gs, vs) = (arrays(&heads), head_grad_arrays(&head_grads), arrays(&variables));
     drop((heads, head_grads, variables));
     let args = BackwardArgs { retain_graph, create_graph, train_mode };
-    let grads = enter(py, crate::errors::is_heavy(work(&hs)), || autograd::grad(&hs, &gs, &vs, args))?;
+    let grads = enter(py, has_history(&hs), || autograd::grad(&hs, &gs, &vs, args))?;
     Ok(grads.into_iter().map(PyNDArray::new).collect())
 }
 
@@ -102,7 +98,9 @@ fn _ag_grad(
 #[pyfunction]
 fn _ag_get_symbol_json(x: PyRef<'_, PyNDArray>) -> PyResult<String> {
     let py = x.py();
-    autograd::history_json(&x.inner).py_err(py)
+    let hs = [x.inner.clone()];
+    drop(x);
+    enter(py, has_history(&hs), || autograd::history_json(&hs[0]))
 }
 
 /// A new Python object of class `cls` (NDArray or a subclass) for the same array: same storage,
@@ -231,19 +229,24 @@ impl Op for PyFunctionOp {
 /// `backward(*out_grads)`. Outputs become non-leaf arrays of the graph.
 #[pyfunction]
 fn _ag_record_function(
+    py: Python<'_>,
     backward: Py<PyAny>,
     inputs: Vec<PyRef<'_, PyNDArray>>,
     outputs: Vec<Bound<'_, PyNDArray>>,
 ) -> PyResult<()> {
     let xs = arrays(&inputs);
     drop(inputs);
-    let mut ys: Vec<NDArray> = outputs.iter().map(|y| y.borrow().inner.detach()).collect();
-    let op = PyFunctionOp {
-        backward,
-        in_metas: xs.iter().map(NDArray::meta).collect(),
-        out_metas: ys.iter().map(NDArray::meta).collect(),
-    };
-    autograd::record_custom(std::sync::Arc::new(op), &xs, &mut ys);
+    let ys: Vec<NDArray> = outputs.iter().map(|y| y.borrow().inner.clone()).collect();
+    let ys = enter_with_gil(py, move || {
+        let mut ys: Vec<NDArray> = ys.iter().map(NDArray::detach).collect();
+        let op = PyFunctionOp {
+            backward,
+            in_metas: xs.iter().map(NDArray::meta).collect(),
+            out_metas: ys.iter().map(NDArray::meta).collect(),
+        };
+        autograd::record_custom(std::sync::Arc::new(op), &xs, &mut ys);
+        Ok::<_, Error>(ys)
+    })?;
     for (obj, y) in outputs.iter().zip(ys) {
         obj.borrow_mut().inner = y;
     }
@@ -264,14 +267,22 @@ pub mod methods {
             ));
         }
         let req = GradReq::parse(grad_req).map_err(|_| pyo3::exceptions::PyKeyError::new_err(grad_req.to_string()))?;
+        let (shape, dtype) = {
+            let me = slf.borrow();
+            (me.inner.shape().to_vec(), me.inner.dtype())
+        };
+        let n = shape.iter().product();
+        let buf = enter(py, crate::errors::is_heavy(n), || Ok(NDArray::zeros(&shape, dtype)))?;
         let mut me = slf.borrow_mut();
-        let buf = NDArray::zeros(me.inner.shape(), me.inner.dtype());
-        me.inner.set_entry(Some(Entry::variable(buf, req)));
-        Ok(())
+        // Replacing the entry may free a recorded history (inside the guard: a graph drop is core work).
+        enter_with_gil(py, || {
+            me.inner.set_entry(Some(Entry::variable(buf, req)));
+            Ok::<_, Error>(())
+        })
     }
 
-    pub fn grad(slf: &PyNDArray) -> Option<PyNDArray> {
-        slf.inner.entry().and_then(|e| e.grad_buffer()).map(PyNDArray::new)
+    pub fn grad(py: Python<'_>, slf: &PyNDArray) -> PyResult<Option<PyNDArray>> {
+        enter_with_gil(py, || Ok::<_, Error>(slf.inner.entry().and_then(|e| e.grad_buffer()).map(PyNDArray::new)))
     }
 
     pub fn fresh_grad(slf: &PyNDArray) -> bool {
@@ -284,17 +295,19 @@ pub mod methods {
         }
     }
 
+    /// `x.backward()`: releases the GIL whenever `x` has a recorded history (see
+    /// [`has_history`]); no borrow of `x` or `out_grad` is held meanwhile.
     pub fn backward(
-        py: Python<'_>,
-        slf: &PyNDArray,
+        slf: &Bound<'_, PyNDArray>,
         out_grad: Option<PyRef<'_, PyNDArray>>,
         retain_graph: bool,
         train_mode: bool,
     ) -> PyResult<()> {
-        let hs = [slf.inner.clone()];
+        let py = slf.py();
+        let hs = [slf.borrow().inner.clone()];
         let gs = [out_grad.map(|g| g.inner.clone())];
         let args = BackwardArgs { retain_graph, create_graph: false, train_mode };
-        enter(py, crate::errors::is_heavy(hs[0].size()), || autograd::backward(&hs, &gs, args))
+        enter(py, has_history(&hs), || autograd::backward(&hs, &gs, args))
     }
 }
 

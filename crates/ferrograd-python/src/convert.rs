@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyModule;
 
-use crate::errors::{enter, is_heavy, IntoPyResult};
+use crate::errors::{enter, enter_with_gil, is_heavy, IntoPyResult};
 use crate::ndarray::PyNDArray;
 
 static NUMPY: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
@@ -35,7 +35,7 @@ pub fn dtype_of_numpy(arr: &Bound<'_, PyAny>) -> PyResult<DType> {
 fn read_contiguous<T: DTypeElem + NpElement>(arr: &Bound<'_, PyAny>, shape: &[usize]) -> PyResult<NDArray> {
     let a = arr.cast::<PyArrayDyn<T>>()?.readonly();
     let v = a.as_slice().map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?.to_vec();
-    NDArray::from_vec(v, shape).py_err(arr.py())
+    enter_with_gil(arr.py(), || NDArray::from_vec(v, shape))
 }
 
 /// Copies any array-like (nested lists, scalars, NumPy arrays, NDArrays) into a new NDArray.

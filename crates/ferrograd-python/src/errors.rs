@@ -1,8 +1,10 @@
 //! The one place where native failures become Python exceptions.
 //!
 //! Error kinds map to classes defined in `ferrograd.base` (`MXNetError(RuntimeError)` and its
-//! ValueError/TypeError/IndexError subclasses). Every native call that can fail or panic goes
-//! through [`enter`], which also decides whether to release the GIL.
+//! ValueError/TypeError/IndexError subclasses), looked up once (the first error) and cached.
+//! Every native entry point that runs core code goes through the one guard, [`enter`] (which also
+//! decides whether to release the GIL) or its GIL-holding form [`enter_with_gil`]; only trivial
+//! accessors that cannot panic (thread-local flags, a shape, a length) call the core directly.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -48,29 +50,63 @@ impl<T> IntoPyResult<T> for Result<T, Error> {
     }
 }
 
-/// Work (elements) above which a native call releases the GIL: the same threshold at which
+/// Work (elements) above which a single-op call releases the GIL: the same threshold at which
 /// kernels go parallel, since below it releasing costs more than it frees.
 pub fn is_heavy(elems: usize) -> bool {
     elems >= ferrograd_kernels::par::PAR_MIN_ELEMS
 }
 
-/// Runs native work: releases the GIL when `heavy`, and turns a returned error or a panic into a
-/// Python exception (a panic is a ferrograd bug, reported as `MXNetError`, never PanicException).
-pub fn enter<T: Send>(py: Python<'_>, heavy: bool, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
+/// Whether a backward (or `grad`, or a history walk) from `heads` has a recorded graph to walk:
+/// some head is the output of a recorded op. The size of the heads says nothing about that work
+/// (a loss is a scalar at the end of the whole forward), and the core exposes no measure of a
+/// graph's size; a walk through even one recorded node (graph traversal, gradient kernels,
+/// accumulation) costs far more than releasing the GIL (~100 ns), so any history releases it.
+pub fn has_history(heads: &[ferrograd::NDArray]) -> bool {
+    heads.iter().any(|h| h.entry().is_some_and(|e| !e.is_variable()))
+}
+
+/// A failure the guard turns into a Python exception: a native [`Error`] (mapped to its
+/// `ferrograd.base` class) or an already-built Python exception (passed through unchanged), so
+/// entry points that mix Python calls with core calls can run entirely inside the guard.
+pub trait Raise {
+    fn raise(self, py: Python<'_>) -> PyErr;
+}
+
+impl Raise for Error {
+    fn raise(self, py: Python<'_>) -> PyErr {
+        to_py(py, self)
+    }
+}
+
+impl Raise for PyErr {
+    fn raise(self, _py: Python<'_>) -> PyErr {
+        self
+    }
+}
+
+/// The guard every native entry point runs core code through: releases the GIL when `release`
+/// (the caller's estimate of the callee's real work says it is worth it), and turns a returned
+/// error or a panic into a Python exception (a panic is a ferrograd bug, reported as `MXNetError`,
+/// never PanicException).
+///
+/// With the GIL released `f` must not touch Python objects: callers clone the arrays they need out
+/// of their `PyRef`s and drop the borrows before calling.
+pub fn enter<T: Send>(py: Python<'_>, release: bool, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
     let guarded = || catch_unwind(AssertUnwindSafe(f));
-    let r = if heavy { py.detach(guarded) } else { guarded() };
+    let r = if release { py.detach(guarded) } else { guarded() };
     settle(py, r)
 }
 
-/// [`enter`] for work that calls back into Python (it keeps the GIL, so needs no `Send`).
-pub fn enter_with_gil<T>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error>) -> PyResult<T> {
+/// [`enter`] keeping the GIL: for short core calls, and for work that calls back into Python or
+/// holds Python objects (it needs no `Send`). `f` may fail with a native [`Error`] or a `PyErr`.
+pub fn enter_with_gil<T, E: Raise>(py: Python<'_>, f: impl FnOnce() -> Result<T, E>) -> PyResult<T> {
     settle(py, catch_unwind(AssertUnwindSafe(f)))
 }
 
-fn settle<T>(py: Python<'_>, r: std::thread::Result<Result<T, Error>>) -> PyResult<T> {
+fn settle<T, E: Raise>(py: Python<'_>, r: std::thread::Result<Result<T, E>>) -> PyResult<T> {
     match r {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(to_py(py, e)),
+        Ok(Err(e)) => Err(e.raise(py)),
         Err(panic) => {
             let msg = panic
                 .downcast_ref::<&str>()

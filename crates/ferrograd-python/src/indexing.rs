@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyInt, PyNone, PySlice, PyTuple};
 
 use crate::convert;
-use crate::errors::{enter, is_heavy, to_py, IntoPyResult};
+use crate::errors::{enter, enter_with_gil, is_heavy, to_py};
 use crate::ndarray::{run_shared, PyNDArray};
 
 /// One element of a key: basic items directly, anything else through the array parser.
@@ -62,7 +62,7 @@ fn is_int_scalar(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// `x[key]`.
 pub fn getitem(py: Python<'_>, x: &NDArray, key: &Bound<'_, PyAny>) -> PyResult<NDArray> {
     let items = parse_key(key)?;
-    let steps = adv::plan(x.shape(), &items).py_err(py)?;
+    let steps = enter_with_gil(py, || adv::plan(x.shape(), &items))?;
     let mut y = x.clone();
     for s in &steps {
         y = match &s.index {
@@ -90,10 +90,10 @@ pub fn setitem(slf: &Bound<'_, PyNDArray>, key: &Bound<'_, PyAny>, value: &Bound
     } else {
         convert::array_from_py(value, Some(dtype))?
     };
-    let basic = adv::basic_args(&shape, &items).py_err(py)?;
+    let basic = enter_with_gil(py, || adv::basic_args(&shape, &items))?;
     let mut me = slf.borrow_mut();
     let target = &mut me.inner;
-    ferrograd::autograd::check_inplace(target, Some(&src)).py_err(py)?;
+    enter_with_gil(py, || ferrograd::autograd::check_inplace(target, Some(&src)))?;
     let work = src.size().max(target.size());
     enter(py, is_heavy(work), move || match basic {
         Some(args) => target.assign_index(&args, &src),

@@ -36,7 +36,7 @@ use pyo3::types::PyDict;
 use smallvec::SmallVec;
 
 use crate::convert;
-use crate::errors::{to_py, IntoPyResult};
+use crate::errors::{enter_with_gil, to_py, IntoPyResult};
 use crate::ndarray::PyNDArray;
 
 #[cfg(any(not(Py_LIMITED_API), Py_3_11))]
@@ -212,6 +212,10 @@ const SUPPORTED: &str = "float32, float64, float16, int32, int64, uint8, bool";
 #[pyfunction]
 #[pyo3(signature = (ndarray, zero_copy=true))]
 fn _from_numpy(ndarray: &Bound<'_, PyAny>, zero_copy: bool) -> PyResult<PyNDArray> {
+    enter_with_gil(ndarray.py(), || from_numpy(ndarray, zero_copy))
+}
+
+fn from_numpy(ndarray: &Bound<'_, PyAny>, zero_copy: bool) -> PyResult<PyNDArray> {
     let py = ndarray.py();
     let Ok(arr) = ndarray.cast::<PyUntypedArray>() else {
         return Err(PyTypeError::new_err(format!(

@@ -12,11 +12,12 @@ use ferrograd::ops::{Op, OpRef};
 use ferrograd::{DType, Error, NDArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyTuple, PyType};
 use pyo3::IntoPyObjectExt;
 
 use crate::convert;
-use crate::errors::{enter, is_heavy, IntoPyResult};
+use crate::errors::{enter, enter_with_gil, is_heavy};
 
 /// An n-dimensional array (MXNet `mx.nd.NDArray`).
 #[pyclass(name = "NDArray", module = "ferrograd.ndarray", weakref, subclass)]
@@ -32,6 +33,13 @@ impl PyNDArray {
     pub fn wrap(py: Python<'_>, inner: NDArray) -> PyResult<Py<PyNDArray>> {
         Py::new(py, PyNDArray { inner })
     }
+
+    /// The value of a one-element array (checked by the caller).
+    fn scalar_value(&self, py: Python<'_>) -> PyResult<f64> {
+        enter_with_gil(py, || {
+            self.inner.to_f64_vec().first().copied().ok_or_else(|| Error::Value("the array is empty".into()))
+        })
+    }
 }
 
 fn work_of(inputs: &[NDArray]) -> usize {
@@ -39,14 +47,38 @@ fn work_of(inputs: &[NDArray]) -> usize {
 }
 
 /// Runs one op built for this call through the autograd tape (recorded when recording and some
-/// input is tracked); releases the GIL only for large inputs.
+/// input is tracked); releases the GIL only for large inputs. The inputs are cloned (reference
+/// counts only) first, so work done without the GIL never reads memory owned by a Python object.
 pub fn run_op<O: Op + 'static>(py: Python<'_>, op: O, inputs: &[NDArray]) -> PyResult<NDArray> {
-    enter(py, is_heavy(work_of(inputs)), || Ok(autograd::invoke_owned(op, inputs)?.swap_remove(0)))
+    let xs = inputs.to_vec();
+    enter(py, is_heavy(work_of(&xs)), move || Ok(autograd::invoke_owned(op, &xs)?.swap_remove(0)))
 }
 
 /// [`run_op`] for a shared op.
 pub fn run_shared(py: Python<'_>, op: &OpRef, inputs: &[NDArray]) -> PyResult<NDArray> {
-    enter(py, is_heavy(work_of(inputs)), || autograd::invoke1(op, inputs))
+    let xs = inputs.to_vec();
+    enter(py, is_heavy(work_of(&xs)), move || autograd::invoke1(op, &xs))
+}
+
+/// `ferrograd.context.cpu` and `ferrograd.context._check_context`, looked up once (the first
+/// `x.context`, `copyto(ctx)` or `as_in_context`), not imported on every access.
+static CONTEXT: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+
+fn context_hooks(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>)> {
+    CONTEXT.get_or_try_init(py, || {
+        let m = py.import("ferrograd.context")?;
+        Ok::<_, PyErr>((m.getattr("cpu")?.unbind(), m.getattr("_check_context")?.unbind()))
+    })
+}
+
+/// A new `Context` for the CPU (a fresh object each time: contexts are mutable context managers).
+fn cpu_context(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    context_hooks(py)?.0.bind(py).call0()
+}
+
+/// Validates a context argument with `ferrograd.context._check_context`.
+fn check_context(ctx: &Bound<'_, PyAny>) -> PyResult<()> {
+    context_hooks(ctx.py())?.1.bind(ctx.py()).call1((ctx,)).map(drop)
 }
 
 /// The right-hand operand of an arithmetic dunder.
@@ -147,7 +179,7 @@ fn unary(py: Python<'_>, a: &NDArray, kind: UnaryKind) -> PyResult<PyNDArray> {
 fn inplace(slf: &Bound<'_, PyNDArray>, other: &Bound<'_, PyAny>, kind: BinaryKind) -> PyResult<()> {
     let py = slf.py();
     let a = slf.borrow().inner.clone();
-    ferrograd::autograd::check_inplace(&a, None).py_err(py)?;
+    enter_with_gil(py, || ferrograd::autograd::check_inplace(&a, None))?;
     let Some(r) = arith(py, &a, other, kind, false)? else {
         return Err(PyTypeError::new_err(format!(
             "unsupported operand type for in-place operation: {}",
@@ -198,25 +230,24 @@ impl PyNDArray {
 
     /// The gradient buffer of a marked array (`None` if not marked or `grad_req='null'`).
     #[getter]
-    fn grad(&self) -> Option<PyNDArray> {
-        crate::autograd::methods::grad(self)
+    fn grad(&self, py: Python<'_>) -> PyResult<Option<PyNDArray>> {
+        crate::autograd::methods::grad(py, self)
     }
 
     /// The same storage without autograd history: a constant in later recordings.
-    fn detach(&self) -> PyNDArray {
-        PyNDArray::new(self.inner.detach())
+    fn detach(&self, py: Python<'_>) -> PyResult<PyNDArray> {
+        enter_with_gil(py, || Ok::<_, Error>(PyNDArray::new(self.inner.detach())))
     }
 
     /// Backpropagates from this array; `out_grad` defaults to ones (an implicit sum).
     #[pyo3(signature = (out_grad=None, retain_graph=false, train_mode=true))]
     fn backward(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         out_grad: Option<PyRef<'_, PyNDArray>>,
         retain_graph: bool,
         train_mode: bool,
     ) -> PyResult<()> {
-        crate::autograd::methods::backward(py, self, out_grad, retain_graph, train_mode)
+        crate::autograd::methods::backward(slf, out_grad, retain_graph, train_mode)
     }
 
     /// Whether a backward wrote the gradient since it was last reset (MXNet `_fresh_grad`).
@@ -259,7 +290,7 @@ impl PyNDArray {
 
     #[getter]
     fn context<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        py.import("ferrograd.context")?.getattr("cpu")?.call0()
+        cpu_context(py)
     }
 
     #[getter]
@@ -388,13 +419,13 @@ impl PyNDArray {
                     ));
                 }
                 let target = &mut dst.inner;
-                ferrograd::autograd::check_inplace(target, Some(&src)).py_err(py)?;
+                enter_with_gil(py, || ferrograd::autograd::check_inplace(target, Some(&src)))?;
                 enter(py, is_heavy(src.size()), || target.assign_from(&src))?;
             }
             return Ok(t.clone().into_any().unbind());
         }
         // A context: a new copy there (MXNet's copyto always copies).
-        py.import("ferrograd.context")?.getattr("_check_context")?.call1((other,))?;
+        check_context(other)?;
         Py::new(py, PyNDArray::new(run_op(py, ferrograd::ops::shape::Identity, std::slice::from_ref(&self.inner))?))?
             .into_py_any(py)
     }
@@ -402,7 +433,7 @@ impl PyNDArray {
     /// The array on `ctx`: itself, since every array lives on the CPU (MXNet returns `self` when
     /// the context already matches).
     fn as_in_context(slf: &Bound<'_, Self>, ctx: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        slf.py().import("ferrograd.context")?.getattr("_check_context")?.call1((ctx,))?;
+        check_context(ctx)?;
         Ok(slf.clone().into_any().unbind())
     }
 
@@ -441,30 +472,30 @@ impl PyNDArray {
         self.inner.shape().first().copied().ok_or_else(|| PyTypeError::new_err("len() of unsized object"))
     }
 
-    fn __bool__(&self) -> PyResult<bool> {
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
         match self.inner.size() {
             0 => Ok(false),
-            1 => Ok(self.inner.to_f64_vec()[0] != 0.0),
+            1 => Ok(self.scalar_value(py)? != 0.0),
             _ => Err(PyValueError::new_err("The truth value of an NDArray with multiple elements is ambiguous.")),
         }
     }
 
-    fn __float__(&self) -> PyResult<f64> {
+    fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
         if self.inner.size() != 1 {
             return Err(PyTypeError::new_err("only one-element arrays can be converted to Python scalars"));
         }
-        Ok(self.inner.to_f64_vec()[0])
+        self.scalar_value(py)
     }
 
-    fn __int__(&self) -> PyResult<i64> {
-        Ok(self.__float__()? as i64)
+    fn __int__(&self, py: Python<'_>) -> PyResult<i64> {
+        Ok(self.__float__(py)? as i64)
     }
 
-    fn __index__(&self) -> PyResult<i64> {
+    fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
         if self.inner.dtype().is_float() {
             return Err(PyTypeError::new_err("only integer arrays with one element can be converted to an index"));
         }
-        self.__int__()
+        self.__int__(py)
     }
 
     fn __hash__(slf: &Bound<'_, Self>) -> isize {

@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::errors::{enter, enter_with_gil, is_heavy, to_py, IntoPyResult};
+use crate::errors::{enter, enter_with_gil};
 use crate::ndarray::PyNDArray;
 
 #[pyclass(name = "_Symbol", module = "ferrograd._ferrograd", frozen)]
@@ -25,8 +25,16 @@ fn wrap(inner: Symbol) -> PySymbol {
     PySymbol { inner }
 }
 
+/// Runs a symbol-graph query through the guard, keeping the GIL: symbol graphs are small (walks,
+/// inference and JSON take microseconds), so releasing would cost more than it frees.
+fn guarded<T>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error>) -> PyResult<T> {
+    enter_with_gil(py, f)
+}
+
 type Shapes = Vec<Option<Vec<usize>>>;
 type DTypes = Vec<Option<&'static str>>;
+/// `[(node name, [(key, value)])]`.
+type AttrDict = Vec<(String, Vec<(String, String)>)>;
 
 fn shapes(ms: &[Option<ferrograd::ndarray::Meta>]) -> Shapes {
     ms.iter().map(|m| m.as_ref().map(|m| m.shape.to_vec())).collect()
@@ -56,36 +64,36 @@ impl PySymbol {
         }
     }
 
-    fn list_arguments(&self) -> Vec<String> {
-        self.inner.list_arguments()
+    fn list_arguments(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        guarded(py, || Ok(self.inner.list_arguments()))
     }
 
-    fn list_outputs(&self) -> Vec<String> {
-        self.inner.list_outputs()
+    fn list_outputs(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        guarded(py, || Ok(self.inner.list_outputs()))
     }
 
-    fn list_auxiliary_states(&self) -> Vec<String> {
-        self.inner.list_auxiliary_states()
+    fn list_auxiliary_states(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        guarded(py, || Ok(self.inner.list_auxiliary_states()))
     }
 
-    fn list_inputs(&self) -> Vec<String> {
-        self.inner.list_inputs()
+    fn list_inputs(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        guarded(py, || Ok(self.inner.list_inputs()))
     }
 
-    fn output(&self, i: usize) -> Option<PySymbol> {
-        self.inner.output(i).map(wrap)
+    fn output(&self, py: Python<'_>, i: usize) -> PyResult<Option<PySymbol>> {
+        guarded(py, || Ok(self.inner.output(i).map(wrap)))
     }
 
-    fn get_internals(&self) -> PySymbol {
-        wrap(self.inner.get_internals())
+    fn get_internals(&self, py: Python<'_>) -> PyResult<PySymbol> {
+        guarded(py, || Ok(wrap(self.inner.get_internals())))
     }
 
-    fn get_children(&self) -> Option<PySymbol> {
-        self.inner.get_children().map(wrap)
+    fn get_children(&self, py: Python<'_>) -> PyResult<Option<PySymbol>> {
+        guarded(py, || Ok(self.inner.get_children().map(wrap)))
     }
 
-    fn deep_copy(&self) -> PySymbol {
-        wrap(self.inner.deep_copy())
+    fn deep_copy(&self, py: Python<'_>) -> PyResult<PySymbol> {
+        guarded(py, || Ok(wrap(self.inner.deep_copy())))
     }
 
     /// A new graph with free variables replaced (by position or by name); `rename` renames the head.
@@ -99,41 +107,46 @@ impl PySymbol {
     ) -> PyResult<PySymbol> {
         let pos: Vec<Symbol> = positional.iter().map(|s| s.inner.clone()).collect();
         let named: Vec<(String, Symbol)> = named.iter().map(|(k, s)| (k.clone(), s.inner.clone())).collect();
-        self.inner.compose(&pos, &named, rename).map(wrap).py_err(py)
+        guarded(py, || self.inner.compose(&pos, &named, rename).map(wrap))
     }
 
     /// Attributes of the head node (parameters and user attributes); empty for a group.
-    fn list_attr(&self) -> Vec<(String, String)> {
-        match self.inner.outputs.as_slice() {
-            [o] => o.node.attrs(),
-            _ => Vec::new(),
-        }
+    fn list_attr(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+        guarded(py, || {
+            Ok(match self.inner.outputs.as_slice() {
+                [o] => o.node.attrs(),
+                _ => Vec::new(),
+            })
+        })
     }
 
     /// Sets an attribute on every head node, in place (MXNet's `_set_attr`).
-    fn set_attr(&self, key: &str, value: &str) {
-        for o in &self.inner.outputs {
-            o.node.set_attr(key, value);
-        }
+    fn set_attr(&self, py: Python<'_>, key: &str, value: &str) -> PyResult<()> {
+        guarded(py, || {
+            for o in &self.inner.outputs {
+                o.node.set_attr(key, value);
+            }
+            Ok(())
+        })
     }
 
-    fn attr_dict(&self) -> Vec<(String, Vec<(String, String)>)> {
-        self.inner.attr_dict()
+    fn attr_dict(&self, py: Python<'_>) -> PyResult<AttrDict> {
+        guarded(py, || Ok(self.inner.attr_dict()))
     }
 
-    fn tojson(&self) -> String {
-        json::to_json(&self.inner)
+    fn tojson(&self, py: Python<'_>) -> PyResult<String> {
+        guarded(py, || Ok(json::to_json(&self.inner)))
     }
 
     /// Node-by-node dump: for every op node, its name, op, inputs and attributes.
-    fn debug_str(&self) -> String {
-        debug_str(&self.inner)
+    fn debug_str(&self, py: Python<'_>) -> PyResult<String> {
+        guarded(py, || Ok(debug_str(&self.inner)))
     }
 
     /// `(arg_shapes, out_shapes, aux_shapes)`; unknown entries are `None`.
     fn infer_shape(&self, py: Python<'_>, shapes_in: Vec<(String, Vec<usize>)>) -> PyResult<(Shapes, Shapes, Shapes)> {
         let known = Known { shapes: shapes_in.into_iter().collect(), dtypes: Default::default() };
-        let inf = infer(&self.inner, &known).py_err(py)?;
+        let inf = guarded(py, || infer(&self.inner, &known))?;
         Ok((shapes(&inf.args), shapes(&inf.outputs), shapes(&inf.aux)))
     }
 
@@ -147,7 +160,7 @@ impl PySymbol {
         for (k, v) in types_in {
             known.dtypes.insert(k, crate::convert::dtype_from_py(&v)?);
         }
-        let inf = infer_types(&self.inner, &known).py_err(py)?;
+        let inf = guarded(py, || infer_types(&self.inner, &known))?;
         Ok((dtypes(&inf.args), dtypes(&inf.outputs), dtypes(&inf.aux)))
     }
 
@@ -160,24 +173,22 @@ impl PySymbol {
         reqs: Vec<String>,
         aux: Vec<PyRef<'_, PyNDArray>>,
     ) -> PyResult<PyExecutor> {
-        let reqs = reqs.iter().map(|r| GradReq::parse(r)).collect::<Result<Vec<_>, _>>().py_err(py)?;
-        let b = Bindings {
-            args: args.iter().map(|a| a.inner.clone()).collect(),
-            grads: grads.iter().map(|g| g.as_ref().map(|g| g.inner.clone())).collect(),
-            reqs,
-            aux: aux.iter().map(|a| a.inner.clone()).collect(),
-        };
-        drop((args, grads, aux));
+        let args: Vec<NDArray> = args.iter().map(|a| a.inner.clone()).collect();
+        let grads: Vec<Option<NDArray>> = grads.iter().map(|g| g.as_ref().map(|g| g.inner.clone())).collect();
+        let aux: Vec<NDArray> = aux.iter().map(|a| a.inner.clone()).collect();
         let sym = self.inner.clone();
-        let exe = enter(py, false, move || Executor::bind(&sym, b))?;
+        let exe = guarded(py, move || {
+            let reqs = reqs.iter().map(|r| GradReq::parse(r)).collect::<Result<Vec<_>, _>>()?;
+            Executor::bind(&sym, Bindings { args, grads, reqs, aux })
+        })?;
         Ok(PyExecutor { inner: Mutex::new(exe) })
     }
 }
 
 /// A variable node with string attributes.
 #[pyfunction]
-fn _sym_var(name: &str, attrs: Vec<(String, String)>) -> PySymbol {
-    wrap(Symbol::variable(name, attrs))
+fn _sym_var(py: Python<'_>, name: &str, attrs: Vec<(String, String)>) -> PyResult<PySymbol> {
+    guarded(py, || Ok(wrap(Symbol::variable(name, attrs))))
 }
 
 /// Applies a registered op. Inputs not given (by position or by name) become variables named
@@ -197,41 +208,46 @@ fn _sym_create(
     for (k, v) in params.iter() {
         a.items.push((k.extract()?, crate::attr_value(&v)?));
     }
-    let built = registry::create(op, &a).py_err(py)?;
+    let positional: Vec<Symbol> = positional.iter().map(|s| s.inner.clone()).collect();
+    let named: Vec<(String, Symbol)> = named.iter().map(|(k, s)| (k.clone(), s.inner.clone())).collect();
+    guarded(py, || create(op, &a, &positional, &named, name, attrs))
+}
+
+/// The core of [`_sym_create`] (no Python objects).
+fn create(
+    op: &str,
+    a: &Attrs,
+    positional: &[Symbol],
+    named: &[(String, Symbol)],
+    name: &str,
+    attrs: Vec<(String, String)>,
+) -> Result<PySymbol, Error> {
+    let built = registry::create(op, a)?;
     let mut node_attrs: Vec<(String, String)> = built.attrs().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     node_attrs.extend(attrs);
     let names: Vec<&str> = built.arg_names().iter().chain(built.aux_names()).copied().collect();
     let inputs: Vec<Symbol> = if built.variadic() {
         if let Some((k, _)) = named.first() {
-            return Err(to_py(
-                py,
-                Error::Value(format!("{op}: takes its inputs by position only, got keyword input '{k}'")),
-            ));
+            return Err(Error::Value(format!("{op}: takes its inputs by position only, got keyword input '{k}'")));
         }
-        positional.iter().map(|s| s.inner.clone()).collect()
+        positional.to_vec()
     } else {
         if positional.len() > names.len() {
-            return Err(to_py(
-                py,
-                Error::Value(format!(
-                    "{op} ({name}): {} positional inputs given, but it takes {} {:?}",
-                    positional.len(),
-                    names.len(),
-                    names
-                )),
-            ));
+            return Err(Error::Value(format!(
+                "{op} ({name}): {} positional inputs given, but it takes {} {:?}",
+                positional.len(),
+                names.len(),
+                names
+            )));
         }
         if let Some((k, _)) = named.iter().find(|(k, _)| !names.contains(&k.as_str())) {
-            return Err(to_py(
-                py,
-                Error::Value(format!("{op} ({name}): unknown input '{k}'; its inputs are {names:?}")),
-            ));
+            return Err(Error::Value(format!("{op} ({name}): unknown input '{k}'; its inputs are {names:?}")));
         }
-        let mut slots: Vec<Option<Symbol>> = positional.iter().map(|s| Some(s.inner.clone())).collect();
+        let mut slots: Vec<Option<Symbol>> = positional.iter().cloned().map(Some).collect();
         slots.resize(names.len(), None);
-        for (k, s) in &named {
+        for (k, s) in named {
             if let Some(i) = names.iter().position(|n| n == k) {
-                slots[i] = Some(s.inner.clone());
+                slots[i] = Some(s.clone());
             }
         }
         slots
@@ -240,19 +256,19 @@ fn _sym_create(
             .map(|(s, arg)| s.unwrap_or_else(|| Symbol::variable(&format!("{name}_{arg}"), node_attrs.clone())))
             .collect()
     };
-    Symbol::create(built, name, &inputs, node_attrs).map(wrap).py_err(py)
+    Symbol::create(built, name, &inputs, node_attrs).map(wrap)
 }
 
 /// Several symbols' outputs as one symbol.
 #[pyfunction]
-fn _sym_group(symbols: Vec<PyRef<'_, PySymbol>>) -> PySymbol {
+fn _sym_group(py: Python<'_>, symbols: Vec<PyRef<'_, PySymbol>>) -> PyResult<PySymbol> {
     let s: Vec<Symbol> = symbols.iter().map(|s| s.inner.clone()).collect();
-    wrap(Symbol::group(&s))
+    guarded(py, || Ok(wrap(Symbol::group(&s))))
 }
 
 #[pyfunction]
 fn _sym_load_json(py: Python<'_>, text: &str) -> PyResult<PySymbol> {
-    json::from_json(text).map(wrap).py_err(py)
+    guarded(py, || json::from_json(text).map(wrap))
 }
 
 fn debug_str(sym: &Symbol) -> String {
@@ -287,10 +303,6 @@ pub struct PyExecutor {
     inner: Mutex<Executor>,
 }
 
-fn work_of(exe: &Executor) -> usize {
-    exe.args.iter().map(NDArray::size).sum::<usize>() + exe.outputs.iter().map(NDArray::size).sum::<usize>()
-}
-
 #[pymethods]
 impl PyExecutor {
     /// Runs the forward schedule. `monitor(name, array)` sees every op output (the GIL is then
@@ -298,10 +310,8 @@ impl PyExecutor {
     #[pyo3(signature = (is_train, monitor=None))]
     fn forward(&self, py: Python<'_>, is_train: bool, monitor: Option<Bound<'_, PyAny>>) -> PyResult<()> {
         match monitor {
-            None => {
-                let heavy = is_heavy(work_of(&self.inner.lock()));
-                enter(py, heavy, || self.inner.lock().forward(is_train, &mut |_, _| {}))
-            }
+            // A whole-graph run: always worth releasing the GIL (see `backward`).
+            None => enter(py, true, || self.inner.lock().forward(is_train, &mut |_, _| {})),
             Some(cb) => {
                 let mut failure: Option<PyErr> = None;
                 let mut exe = self.inner.lock();
@@ -326,8 +336,11 @@ impl PyExecutor {
     fn backward(&self, py: Python<'_>, out_grads: Vec<Option<PyRef<'_, PyNDArray>>>, is_train: bool) -> PyResult<()> {
         let gs: Vec<Option<NDArray>> = out_grads.iter().map(|g| g.as_ref().map(|g| g.inner.clone())).collect();
         drop(out_grads);
-        let heavy = is_heavy(work_of(&self.inner.lock()));
-        enter(py, heavy, || self.inner.lock().backward(&gs, is_train))
+        // Runs the gradient rule of every node of the bound graph: always far more work than the
+        // ~100 ns a GIL release costs, whatever the size of the heads (a loss is a scalar). The
+        // executor lock is taken and released inside the GIL-free section, so another thread
+        // waiting for it while holding the GIL cannot deadlock with this one.
+        enter(py, true, || self.inner.lock().backward(&gs, is_train))
     }
 
     /// The output arrays (the same storage across runs).
@@ -344,8 +357,8 @@ impl PyExecutor {
     }
 
     /// `(node name, op name)` of every forward then backward step.
-    fn schedule(&self) -> Vec<(String, &'static str)> {
-        self.inner.lock().schedule()
+    fn schedule(&self, py: Python<'_>) -> PyResult<Vec<(String, &'static str)>> {
+        guarded(py, || Ok(self.inner.lock().schedule()))
     }
 
     fn num_forward_steps(&self) -> usize {

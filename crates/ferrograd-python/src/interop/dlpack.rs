@@ -199,7 +199,12 @@ pub fn to_dlpack<'py>(
         return Err(PyBufferError::new_err(format!("__dlpack__: cannot export to device {d:?}; only (1, 0) (CPU)")));
     }
     let copied = copy == Some(true);
-    let owned = if copied { x.copy() } else { x.clone() };
+    let owned = if copied {
+        let x = x.clone();
+        crate::errors::enter(py, crate::errors::is_heavy(x.size()), move || Ok(x.copy()))?
+    } else {
+        x.clone()
+    };
     let buf = owned.snapshot();
     let l = owned.layout();
     let data = first_element(&buf, &owned) as *mut c_void;
@@ -407,6 +412,10 @@ fn import_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>) -> PyResult<NDArray> {
 /// DLPack capsule, imported zero-copy.
 #[pyfunction]
 pub(super) fn _from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<PyNDArray> {
+    crate::errors::enter_with_gil(obj.py(), || from_dlpack(obj))
+}
+
+fn from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<PyNDArray> {
     let py = obj.py();
     if obj.is_instance_of::<PyCapsule>() {
         return Ok(PyNDArray::new(import_capsule(py, obj)?));
