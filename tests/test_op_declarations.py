@@ -42,7 +42,7 @@ def test_keyword_calls_compute_the_right_values():
     x = nd.array(a)
     np.testing.assert_allclose(nd.Activation(x, act_type="relu").asnumpy(), np.maximum(a, 0))
     np.testing.assert_allclose(nd.LeakyReLU(x, slope=0.1).asnumpy(), np.where(a > 0, a, 0.1 * a))
-    np.testing.assert_allclose(nd.LeakyReLU(x, "leaky", 0.2).asnumpy(),  # params by position
+    np.testing.assert_allclose(nd.LeakyReLU(x, None, "leaky", 0.2).asnumpy(),  # by position
                                np.where(a > 0, a, 0.2 * a))
     w = nd.array(np.arange(8, dtype=np.float32).reshape(2, 4))
     b = nd.array([1.0, -1.0])

@@ -132,6 +132,7 @@ impl OpFunc {
 #[pymethods]
 impl OpFunc {
     #[new]
+    #[pyo3(text_signature = "(name)")]
     fn py_new(py: Python<'_>, name: &str) -> PyResult<Self> {
         let def = registry::lookup(name)
             .ok_or_else(|| to_py(py, Error::Value(format!("Cannot find operator '{name}' in the op registry"))))?;

@@ -42,8 +42,11 @@ fn serialised_attributes_rebuild_the_same_parameters() {
 #[test]
 fn bad_parameters_are_named_with_what_is_allowed() {
     let err = ActivationParams::parse(&attrs("Activation", &[("act_type", s("gelu"))])).unwrap_err();
-    assert!(matches!(&err, Error::Value(m) if m.contains("Activation") && m.contains("'act_type'")
-        && m.contains("one of relu, sigmoid, softrelu, softsign, tanh") && m.contains("gelu")), "{err}");
+    assert!(
+        matches!(&err, Error::Value(m) if m.contains("Activation") && m.contains("'act_type'")
+        && m.contains("one of relu, sigmoid, softrelu, softsign, tanh") && m.contains("gelu")),
+        "{err}"
+    );
     let err = ActivationParams::parse(&Attrs::new("Activation")).unwrap_err();
     assert!(matches!(&err, Error::Type(m) if m.contains("required parameter 'act_type'")), "{err}");
     let err = ActivationParams::parse(&attrs("Activation", &[("act", s("relu"))])).unwrap_err();

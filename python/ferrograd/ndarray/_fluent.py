@@ -26,8 +26,9 @@ _METHODS = {
     **{m: (m, {}) for m in (
         "exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "cbrt", "rcbrt",
         "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
-        "tanh", "arcsinh", "arccosh", "arctanh", "sigmoid", "relu", "softsign", "sign", "abs", "floor", "ceil", "round", "rint", "fix", "trunc", "degrees",
-        "radians", "zeros_like", "ones_like")},
+        "tanh", "arcsinh", "arccosh", "arctanh", "sigmoid", "relu", "softsign", "sign", "abs",
+        "floor", "ceil", "round", "rint", "fix", "trunc", "degrees", "radians", "zeros_like",
+        "ones_like")},
     "clip": ("clip", {"a_min": _REQUIRED, "a_max": _REQUIRED}),
     "broadcast_to": ("broadcast_to", {"shape": _REQUIRED}),
     "broadcast_like": ("broadcast_like", {}),

@@ -10,6 +10,7 @@ from ..base import DTypeError
 from ..ndarray import _registry
 from .symbol import Symbol, _create, var
 
+
 def _make(spec):
     opname, variadic = spec.name, spec.variadic
     names, params = list(spec.inputs), [p.name for p in spec.params]

@@ -35,6 +35,14 @@ def _create(op, params, positional, named, name, attr, hint=None, resolved=False
     return Symbol(handle)
 
 
+
+def _nd_only(name, alias=None):
+    """A Symbol method that only NDArray has: it raises ``NotImplementedForSymbol``."""
+    def method(self, *args, **kwargs):
+        raise NotImplementedForSymbol(name, alias, *args)
+    method.__name__ = name
+    return method
+
 class Symbol:
     """A symbolic expression: one or more outputs of a graph of ops over named variables."""
 
@@ -376,19 +384,13 @@ class Symbol:
 
     # -- NDArray-only methods ------------------------------------------------------------------
 
-    def _nd_only(name, alias=None):  # noqa: N805 - a helper used while building the class
-        def method(self, *args, **kwargs):
-            raise NotImplementedForSymbol(name, alias, *args)
-        method.__name__ = name
-        return method
-
     for _n, _a in [("__iadd__", "+="), ("__isub__", "-="), ("__imul__", "*="),
                    ("__itruediv__", "/="), ("__imod__", "%="), ("__ipow__", "**="),
                    ("__bool__", None), ("asnumpy", None), ("asscalar", None),
                    ("backward", None), ("detach", None), ("wait_to_read", None),
                    ("as_in_context", None), ("attach_grad", None)]:
         locals()[_n] = _nd_only(_n, _a)
-    del _n, _a, _nd_only
+    del _n, _a
 
 
 def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,

@@ -68,6 +68,10 @@ pub trait ParamType: Sized + Clone + PartialEq {
     /// The value, or what was expected (`a number`, `one of relu, tanh`) on failure.
     fn parse(v: &AttrValue) -> std::result::Result<Self, String>;
     fn to_value(&self) -> AttrValue;
+    /// The error for a value that does not parse (a ValueError; a TypeError for dtypes).
+    fn invalid(msg: String) -> Error {
+        Error::Value(msg)
+    }
 }
 
 impl ParamType for f64 {
@@ -223,6 +227,9 @@ impl ParamType for DType {
     fn to_value(&self) -> AttrValue {
         AttrValue::Str(self.name().to_string())
     }
+    fn invalid(msg: String) -> Error {
+        Error::DType(msg)
+    }
 }
 
 /// An optional parameter: `None` (Python's `None`, MXNet's `'None'`) or a value.
@@ -243,6 +250,9 @@ impl<T: ParamType> ParamType for Option<T> {
     fn to_value(&self) -> AttrValue {
         self.as_ref().map_or(AttrValue::None, T::to_value)
     }
+    fn invalid(msg: String) -> Error {
+        T::invalid(msg)
+    }
 }
 
 impl Attrs {
@@ -253,7 +263,7 @@ impl Attrs {
 
     fn parse_value<T: ParamType>(&self, key: &str, v: &AttrValue) -> Result<T> {
         T::parse(v).map_err(|want| {
-            Error::Value(format!("{}: parameter '{key}' expects {want}, got {}", self.op, v.to_mx_string()))
+            T::invalid(format!("{}: parameter '{key}' expects {want}, got {}", self.op, v.to_mx_string()))
         })
     }
 
