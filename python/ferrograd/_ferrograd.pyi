@@ -10,9 +10,8 @@ functions are the package's private boundary: user code goes through ``ferrograd
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Self, TypeVar, final
 
-from typing_extensions import disjoint_base
-
 import numpy as np
+from typing_extensions import disjoint_base
 
 from .context import Context
 
