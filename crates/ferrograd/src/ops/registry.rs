@@ -11,11 +11,6 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::conv::convolution::{conv_backward_op, convolution_op, deconvolution_op};
-use super::conv::l2norm::l2_normalization_op;
-use super::conv::norm::{batch_norm_backward_op, batch_norm_op, instance_norm_op, layer_norm_op};
-use super::conv::pooling::{pool_backward_op, pool_max_gather_op, pooling_op};
-use super::conv::upsampling::upsampling_op;
 use super::elementwise_extra::{clip_op, smooth_l1_op, where_op};
 use super::indexing::{gather_nd_op, scatter_nd_op, take_grad_op, take_op};
 use super::ordering::{argsort_op, sort_op, topk_op};
@@ -88,33 +83,6 @@ macro_rules! args_of {
     (one_hot_op) => {
         &["indices"]
     };
-    (convolution_op) => {
-        &["data", "weight", "bias?"]
-    };
-    (deconvolution_op) => {
-        &["data", "weight", "bias?"]
-    };
-    (pool_backward_op) => {
-        &["ograd", "data"]
-    };
-    (pool_max_gather_op) => {
-        &["head", "data"]
-    };
-    (batch_norm_op) => {
-        &["data", "gamma", "beta", "moving_mean", "moving_var"]
-    };
-    (batch_norm_backward_op) => {
-        &["ograd", "data", "gamma", "mean", "var", "flag", "mean_ograd", "var_ograd"]
-    };
-    (layer_norm_op) => {
-        &["data", "gamma", "beta"]
-    };
-    (instance_norm_op) => {
-        &["data", "gamma", "beta"]
-    };
-    (conv_backward_op) => {
-        &["ograd", "data", "weight"]
-    };
     ($other:ident) => {
         &["data"]
     };
@@ -186,18 +154,6 @@ entries! {
     "_sample_uniform" ["sample_uniform"] ("shape", "dtype") => sample_uniform_op, "shape samples per element of low/high, uniform in [low, high) (not differentiable).";
     "_sample_normal" ["sample_normal"] ("shape", "dtype") => sample_normal_op, "shape samples per element of mu/sigma from N(mu, sigma²) (not differentiable).";
     "diag" [] ("k", "axis1", "axis2") => diag_op, "Diagonal k of a matrix (or of axis1/axis2 planes), or a matrix from a 1-D diagonal.";
-    "Convolution" [] ("kernel", "stride", "dilate", "pad", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => convolution_op, "1-D/2-D/3-D convolution (NCW/NCHW/NCDHW) with stride, dilate, pad, num_group; weight (num_filter, C/num_group, kernel...).";
-    "_backward_Convolution" [] ("kernel", "stride", "dilate", "pad", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => conv_backward_op, "Fused Convolution gradient: (data_grad, weight_grad[, bias_grad]) from (ograd, data, weight).";
-    "Pooling" [] ("kernel", "pool_type", "global_pool", "stride", "pad", "pooling_convention", "count_include_pad", "p_value", "layout", "cudnn_off") => pooling_op, "Max/avg/sum/lp pooling over 1-D/2-D/3-D windows (global_pool, pooling_convention valid/full, count_include_pad).";
-    "_backward_Pooling" [] ("kernel", "pool_type", "global_pool", "stride", "pad", "pooling_convention", "count_include_pad", "p_value", "layout", "cudnn_off") => pool_backward_op, "Data gradient of max/avg/sum Pooling from (ograd, data).";
-    "_pooling_max_gather" [] ("kernel", "pool_type", "global_pool", "stride", "pad", "pooling_convention", "count_include_pad", "p_value", "layout", "cudnn_off") => pool_max_gather_op, "For each max-pooling window of data, head at the window's first maximum (gradient helper).";
-    "BatchNorm" [] ("eps", "momentum", "fix_gamma", "use_global_stats", "output_mean_var", "axis", "cudnn_off", "min_calib_range", "max_calib_range") => batch_norm_op, "Batch normalisation over all axes but `axis`; aux moving_mean/moving_var are updated in place in the forward when training (moving = moving*momentum + batch*(1-momentum)), read otherwise; fix_gamma=True (default) treats gamma as 1.";
-    "_backward_BatchNorm" [] ("eps", "fix_gamma", "axis") => batch_norm_backward_op, "Fused BatchNorm gradient (data, gamma, beta) from (ograd, data, gamma, mean, var, flag, mean_ograd, var_ograd).";
-    "LayerNorm" [] ("axis", "eps", "output_mean_var") => layer_norm_op, "Layer normalisation over `axis` (default -1) with gamma/beta of length shape[axis]; output_mean_var adds mean and std.";
-    "InstanceNorm" [] ("eps") => instance_norm_op, "Instance normalisation: per sample and channel over the spatial axes; gamma/beta per channel.";
-    "UpSampling" [] ("scale", "sample_type", "num_args", "num_filter", "multi_input_mode", "workspace") => upsampling_op, "Nearest-neighbour upsampling of (N, C, H, W) by an integer scale (sample_type='nearest', one input).";
-    "L2Normalization" [] ("eps", "mode") => l2_normalization_op, "x / sqrt(sum(x^2) + eps) over all axes but the batch (instance), the channel axis (channel) or the spatial axes (spatial).";
-    "Deconvolution" [] ("kernel", "stride", "dilate", "pad", "adj", "target_shape", "num_filter", "num_group", "no_bias", "layout", "workspace", "cudnn_tune", "cudnn_off") => deconvolution_op, "Transposed convolution; weight (C, num_filter/num_group, kernel...); output s*(in-1)+d*(k-1)+1-2*pad+adj, or target_shape.";
 }
 
 /// Every op module's declarations, in documentation order.
@@ -213,6 +169,11 @@ const MODULES: &[&[OpDef]] = &[
     super::nn::loss::DEFS,
     super::nn::dense::DEFS,
     super::nn::dropout::DEFS,
+    super::conv::convolution::DEFS,
+    super::conv::pooling::DEFS,
+    super::conv::norm::DEFS,
+    super::conv::upsampling::DEFS,
+    super::conv::l2norm::DEFS,
     LEGACY,
 ];
 

@@ -18,14 +18,14 @@ use std::sync::Arc;
 
 use ferrograd_kernels::Element;
 
-use super::softmax::{softmax_into, SmKind, Softmax, SoftmaxActivation};
 use super::float_only;
+use super::softmax::{softmax_into, SmKind, Softmax, SoftmaxActivation};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::binary::BinaryKind;
-use crate::ops::unary::{Unary, UnaryKind};
 use crate::ops::params::{NoParams, OpDef, OpParams, ParamEnum};
+use crate::ops::unary::{Unary, UnaryKind};
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::with_float_dtype;
 
