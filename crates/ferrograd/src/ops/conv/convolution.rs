@@ -12,12 +12,92 @@ use std::sync::Arc;
 
 use ferrograd_kernels::conv::{conv_backward, conv_forward, ConvShape};
 
-use super::{check_float, check_layout, fmt_us, Contig, Window};
+use super::{check_float, check_layout, fmt_us, Contig, ConvLayout, CudnnTune, Window};
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
+use crate::ops::params::{fmt_tuple, OpDef, OpParams};
 use crate::ops::{AttrValue, Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 
-/// Parameters of Convolution and Deconvolution (`adj`/`target_shape` are Deconvolution's).
+/// `Convolution`'s (and `_backward_Convolution`'s) parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ConvolutionParams {
+    /// Kernel size per spatial axis: (w,), (h, w) or (d, h, w).
+    pub kernel: Vec<i64>,
+    /// Step per spatial axis (empty: 1 on every axis).
+    #[param(default = Vec::new())]
+    pub stride: Vec<i64>,
+    /// Kernel dilation per spatial axis (empty: 1 on every axis).
+    #[param(default = Vec::new())]
+    pub dilate: Vec<i64>,
+    /// Zero padding on both sides per spatial axis (empty: none).
+    #[param(default = Vec::new())]
+    pub pad: Vec<i64>,
+    /// Number of output channels.
+    pub num_filter: i64,
+    /// Number of channel groups convolved separately.
+    #[param(default = 1)]
+    pub num_group: i64,
+    /// Scratch memory limit in MB (accepted and ignored).
+    #[param(default = 1024)]
+    pub workspace: i64,
+    /// Leave out the bias input.
+    #[param(default = false)]
+    pub no_bias: bool,
+    /// cuDNN algorithm selection (accepted and ignored).
+    #[param(default = None)]
+    pub cudnn_tune: Option<CudnnTune>,
+    /// Disable cuDNN (accepted and ignored).
+    #[param(default = false)]
+    pub cudnn_off: bool,
+    /// Data layout (only the channel-first NCW, NCHW, NCDHW are supported).
+    #[param(default = None)]
+    pub layout: Option<ConvLayout>,
+}
+
+/// `Deconvolution`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct DeconvolutionParams {
+    /// Kernel size per spatial axis: (w,), (h, w) or (d, h, w).
+    pub kernel: Vec<i64>,
+    /// Stride of the matching convolution per spatial axis (empty: 1 on every axis).
+    #[param(default = Vec::new())]
+    pub stride: Vec<i64>,
+    /// Kernel dilation per spatial axis (empty: 1 on every axis).
+    #[param(default = Vec::new())]
+    pub dilate: Vec<i64>,
+    /// Padding of the matching convolution per spatial axis (empty: none; ignored with target_shape).
+    #[param(default = Vec::new())]
+    pub pad: Vec<i64>,
+    /// Extra output size at the end of each spatial axis, below stride (ignored with target_shape).
+    #[param(default = Vec::new())]
+    pub adj: Vec<i64>,
+    /// Output spatial shape; pad and adj are then derived from it.
+    #[param(default = Vec::new())]
+    pub target_shape: Vec<i64>,
+    /// Number of output channels.
+    pub num_filter: i64,
+    /// Number of channel groups handled separately.
+    #[param(default = 1)]
+    pub num_group: i64,
+    /// Scratch memory limit in MB (accepted and ignored).
+    #[param(default = 512)]
+    pub workspace: i64,
+    /// Leave out the bias input.
+    #[param(default = true)]
+    pub no_bias: bool,
+    /// cuDNN algorithm selection (accepted and ignored).
+    #[param(default = None)]
+    pub cudnn_tune: Option<CudnnTune>,
+    /// Disable cuDNN (accepted and ignored).
+    #[param(default = false)]
+    pub cudnn_off: bool,
+    /// Data layout (only the channel-first NCW, NCHW, NCDHW are supported).
+    #[param(default = None)]
+    pub layout: Option<ConvLayout>,
+}
+
+/// The checked geometry of Convolution and Deconvolution (`adj`/`target_shape` are
+/// Deconvolution's, empty for a convolution).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConvParams {
     pub win: Window,
@@ -29,36 +109,50 @@ pub struct ConvParams {
     pub target_shape: Vec<usize>,
 }
 
+/// `num_filter`/`num_group` must be positive.
+fn positive_count(op: &str, key: &str, v: i64) -> Result<usize> {
+    match usize::try_from(v) {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(Error::Value(format!("{op}: parameter '{key}' must be a positive integer, got {v}"))),
+    }
+}
+
 impl ConvParams {
-    pub fn parse(a: &Attrs, deconv: bool) -> Result<ConvParams> {
-        let op = a.op.as_str();
-        let win = Window::parse(a, None)?;
-        let nf = a.int_or("num_filter", 0)?;
-        if nf <= 0 {
-            return Err(Error::Value(format!("{op}: parameter 'num_filter' must be a positive integer, got {nf}")));
-        }
-        let ng = a.int_or("num_group", 1)?;
-        if ng <= 0 {
-            return Err(Error::Value(format!("{op}: parameter 'num_group' must be a positive integer, got {ng}")));
-        }
-        let layout = match a.str_or("layout", "")? {
-            "" | "None" => None,
-            l => Some(l.to_string()),
-        };
+    /// A convolution's geometry from its declared parameters.
+    pub fn from_conv(op: &str, p: &ConvolutionParams) -> Result<ConvParams> {
+        let win = Window::new(op, &p.kernel, &p.stride, &p.dilate, &p.pad)?;
+        let layout = p.layout.map(|l| l.name().to_string());
+        check_layout(op, layout.as_deref(), win.nd())?;
+        Ok(ConvParams {
+            win,
+            num_filter: positive_count(op, "num_filter", p.num_filter)?,
+            num_group: positive_count(op, "num_group", p.num_group)?,
+            no_bias: p.no_bias,
+            layout,
+            adj: Vec::new(),
+            target_shape: Vec::new(),
+        })
+    }
+
+    /// A deconvolution's geometry from its declared parameters.
+    pub fn from_deconv(op: &str, p: &DeconvolutionParams) -> Result<ConvParams> {
+        let win = Window::new(op, &p.kernel, &p.stride, &p.dilate, &p.pad)?;
+        let layout = p.layout.map(|l| l.name().to_string());
         check_layout(op, layout.as_deref(), win.nd())?;
         let nd = win.nd();
-        let list = |key: &str| -> Result<Vec<usize>> {
-            match a.tuple(key)? {
-                None => Ok(Vec::new()),
-                Some(t) if t.is_empty() || t.iter().all(|&v| v == 0) => Ok(Vec::new()),
-                Some(t) if t.len() == nd && t.iter().all(|&v| v >= 0) => Ok(t.iter().map(|&v| v as usize).collect()),
-                Some(t) => Err(Error::Value(format!(
+        let list = |key: &str, t: &[i64]| -> Result<Vec<usize>> {
+            if t.iter().all(|&v| v == 0) {
+                Ok(Vec::new())
+            } else if t.len() == nd && t.iter().all(|&v| v >= 0) {
+                Ok(t.iter().map(|&v| v as usize).collect())
+            } else {
+                Err(Error::Value(format!(
                     "{op}: parameter '{key}' {} must have {nd} non-negative entries like kernel",
-                    super::super::attrs::fmt_tuple(&t)
-                ))),
+                    fmt_tuple(t)
+                )))
             }
         };
-        let (adj, target_shape) = if deconv { (list("adj")?, list("target_shape")?) } else { (Vec::new(), Vec::new()) };
+        let (adj, target_shape) = (list("adj", &p.adj)?, list("target_shape", &p.target_shape)?);
         for (i, &a) in adj.iter().enumerate() {
             if a >= win.stride[i] {
                 return Err(Error::Value(format!(
@@ -70,16 +164,17 @@ impl ConvParams {
         }
         Ok(ConvParams {
             win,
-            num_filter: nf as usize,
-            num_group: ng as usize,
-            no_bias: a.bool_or("no_bias", false)?,
+            num_filter: positive_count(op, "num_filter", p.num_filter)?,
+            num_group: positive_count(op, "num_group", p.num_group)?,
+            no_bias: p.no_bias,
             layout,
             adj,
             target_shape,
         })
     }
 
-    fn attrs(&self) -> Vec<(&'static str, String)> {
+    /// MXNet string attributes; `no_bias` is written when it differs from the op's default.
+    fn attrs(&self, no_bias_default: bool) -> Vec<(&'static str, String)> {
         let mut v = Vec::new();
         self.win.attrs(&mut v, true);
         let t = |v: &[usize]| AttrValue::Tuple(v.iter().map(|&x| x as i64).collect()).to_mx_string();
@@ -93,8 +188,8 @@ impl ConvParams {
         if self.num_group != 1 {
             v.push(("num_group", self.num_group.to_string()));
         }
-        if self.no_bias {
-            v.push(("no_bias", "True".into()));
+        if self.no_bias != no_bias_default {
+            v.push(("no_bias", if self.no_bias { "True" } else { "False" }.into()));
         }
         if let Some(l) = &self.layout {
             v.push(("layout", l.clone()));
@@ -262,7 +357,7 @@ impl Op for Convolution {
         }
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
-        self.p.attrs()
+        self.p.attrs(false)
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let dt = check_float(self.name(), self.arg_names(), inputs)?;
@@ -323,7 +418,7 @@ impl Op for ConvBackward {
         }
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
-        self.p.attrs()
+        self.p.attrs(false)
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let dt = check_float(self.name(), self.arg_names(), inputs)?;
@@ -404,7 +499,7 @@ impl Op for Deconvolution {
         }
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
-        self.p.attrs()
+        self.p.attrs(true)
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let dt = check_float(self.name(), self.arg_names(), inputs)?;
@@ -448,14 +543,42 @@ impl Op for Deconvolution {
     }
 }
 
-pub fn convolution_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Convolution { p: ConvParams::parse(a, false)? }))
+fn build_convolution(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(Convolution { p: ConvParams::from_conv(&a.op, &ConvolutionParams::parse(a)?)? }))
 }
 
-pub fn conv_backward_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(ConvBackward { p: ConvParams::parse(a, false)? }))
+fn build_conv_backward(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(ConvBackward { p: ConvParams::from_conv(&a.op, &ConvolutionParams::parse(a)?)? }))
 }
 
-pub fn deconvolution_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Deconvolution { p: ConvParams::parse(a, true)? }))
+fn build_deconvolution(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(Deconvolution { p: ConvParams::from_deconv(&a.op, &DeconvolutionParams::parse(a)?)? }))
 }
+
+/// The convolution ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "Convolution",
+        aliases: &[],
+        args: &["data", "weight", "bias?"],
+        doc: "1-D/2-D/3-D convolution (NCW/NCHW/NCDHW) with stride, dilate, pad, num_group; weight (num_filter, C/num_group, kernel...).",
+        params: ConvolutionParams::schema,
+        build: build_convolution,
+    },
+    OpDef {
+        name: "_backward_Convolution",
+        aliases: &[],
+        args: &["ograd", "data", "weight"],
+        doc: "Fused Convolution gradient: (data_grad, weight_grad[, bias_grad]) from (ograd, data, weight).",
+        params: ConvolutionParams::schema,
+        build: build_conv_backward,
+    },
+    OpDef {
+        name: "Deconvolution",
+        aliases: &[],
+        args: &["data", "weight", "bias?"],
+        doc: "Transposed convolution; weight (C, num_filter/num_group, kernel...); output s*(in-1)+d*(k-1)+1-2*pad+adj, or target_shape.",
+        params: DeconvolutionParams::schema,
+        build: build_deconvolution,
+    },
+];

@@ -9,14 +9,27 @@ use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::attrs::fmt_float;
+use crate::ops::params::{OpDef, OpParams, ParamEnum};
 use crate::ops::unary::UnaryKind;
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The axes `L2Normalization` sums over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
 pub enum L2Mode {
-    Instance,
     Channel,
+    Instance,
     Spatial,
+}
+
+/// `L2Normalization`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct L2NormalizationParams {
+    /// Added to the sum of squares before the square root.
+    #[param(default = 1e-10)]
+    pub eps: f64,
+    /// Sum over all axes but the batch (instance), over axis 1 (channel) or over the axes after 1 (spatial).
+    #[param(default = L2Mode::Instance)]
+    pub mode: L2Mode,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -44,11 +57,7 @@ impl L2Normalization {
         })
     }
     fn mode_name(&self) -> &'static str {
-        match self.mode {
-            L2Mode::Instance => "instance",
-            L2Mode::Channel => "channel",
-            L2Mode::Spatial => "spatial",
-        }
+        self.mode.name()
     }
 }
 
@@ -109,16 +118,17 @@ impl Op for L2Normalization {
     }
 }
 
-pub fn l2_normalization_op(a: &Attrs) -> Result<OpRef> {
-    let mode = match a.str_or("mode", "instance")? {
-        "instance" => L2Mode::Instance,
-        "channel" => L2Mode::Channel,
-        "spatial" => L2Mode::Spatial,
-        other => {
-            return Err(Error::Value(format!(
-                "L2Normalization: parameter 'mode' must be instance, channel or spatial, got '{other}'"
-            )))
-        }
-    };
-    Ok(Arc::new(L2Normalization { mode, eps: a.f64_or("eps", 1e-10)? }))
+fn build_l2_normalization(a: &Attrs) -> Result<OpRef> {
+    let p = L2NormalizationParams::parse(a)?;
+    Ok(Arc::new(L2Normalization { mode: p.mode, eps: p.eps }))
 }
+
+/// The L2 normalisation op's declaration.
+pub const DEFS: &[OpDef] = &[OpDef {
+    name: "L2Normalization",
+    aliases: &[],
+    args: &["data"],
+    doc: "x / sqrt(sum(x^2) + eps) over all axes but the batch (instance), the channel axis (channel) or the spatial axes (spatial).",
+    params: L2NormalizationParams::schema,
+    build: build_l2_normalization,
+}];

@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use ferrograd_kernels::conv::Geom;
 
-use super::{AttrValue, Attrs};
+use super::params::ParamEnum;
+use super::AttrValue;
 use crate::buffer::Buffer;
 use crate::dtype::{DType, DTypeElem};
 use crate::error::{fmt_shape, Error, Result};
@@ -65,15 +66,14 @@ fn positive(op: &str, key: &str, t: &[i64], allow_zero: bool) -> Result<Vec<usiz
 }
 
 impl Window {
-    /// Parses `kernel` (required unless `kernel_default` is given) and the per-axis
-    /// `stride`/`dilate`/`pad` (default 1/1/0, lengths must match the kernel).
-    pub fn parse(a: &Attrs, kernel_default: Option<Vec<usize>>) -> Result<Window> {
-        let op = a.op.as_str();
-        let kernel = match (a.tuple("kernel")?, kernel_default) {
-            (Some(k), _) if !k.is_empty() => positive(op, "kernel", &k, false)?,
-            (_, Some(d)) => d,
-            _ => return Err(Error::Value(format!("{op}: required parameter 'kernel' is missing"))),
-        };
+    /// Builds the window of op `op` from its declared `kernel` (required: an empty tuple is a
+    /// missing kernel) and per-axis `stride`/`dilate`/`pad` (empty: 1/1/0 on every axis; otherwise
+    /// one entry per kernel axis).
+    pub fn new(op: &str, kernel: &[i64], stride: &[i64], dilate: &[i64], pad: &[i64]) -> Result<Window> {
+        if kernel.is_empty() {
+            return Err(Error::Value(format!("{op}: required parameter 'kernel' is missing")));
+        }
+        let kernel = positive(op, "kernel", kernel, false)?;
         let nd = kernel.len();
         if !(1..=3).contains(&nd) {
             return Err(Error::Value(format!(
@@ -81,21 +81,20 @@ impl Window {
                 super::attrs::fmt_tuple(&kernel.iter().map(|&k| k as i64).collect::<Vec<_>>())
             )));
         }
-        let per_axis = |key: &str, default: usize, allow_zero: bool| -> Result<Vec<usize>> {
-            match a.tuple(key)? {
-                None => Ok(vec![default; nd]),
-                Some(t) if t.is_empty() => Ok(vec![default; nd]),
-                Some(t) if t.len() == nd => positive(op, key, &t, allow_zero),
-                Some(t) => Err(Error::Value(format!(
+        let per_axis = |key: &str, t: &[i64], default: usize, allow_zero: bool| -> Result<Vec<usize>> {
+            match t.len() {
+                0 => Ok(vec![default; nd]),
+                n if n == nd => positive(op, key, t, allow_zero),
+                _ => Err(Error::Value(format!(
                     "{op}: parameter '{key}' {} must have {nd} entries like kernel",
-                    super::attrs::fmt_tuple(&t)
+                    super::attrs::fmt_tuple(t)
                 ))),
             }
         };
         Ok(Window {
-            stride: per_axis("stride", 1, false)?,
-            dilate: per_axis("dilate", 1, false)?,
-            pad: per_axis("pad", 0, true)?,
+            stride: per_axis("stride", stride, 1, false)?,
+            dilate: per_axis("dilate", dilate, 1, false)?,
+            pad: per_axis("pad", pad, 0, true)?,
             kernel,
         })
     }
@@ -170,6 +169,47 @@ impl Window {
 
 pub(crate) fn fmt_us(v: &[usize]) -> String {
     fmt_shape(v)
+}
+
+/// MXNet's `layout` values for Convolution and Deconvolution (only the channel-first ones run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum ConvLayout {
+    #[param(name = "NCDHW")]
+    Ncdhw,
+    #[param(name = "NCHW")]
+    Nchw,
+    #[param(name = "NCW")]
+    Ncw,
+    #[param(name = "NDHWC")]
+    Ndhwc,
+    #[param(name = "NHWC")]
+    Nhwc,
+}
+
+/// MXNet's `layout` values for Pooling (only the channel-first ones run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum PoolLayout {
+    #[param(name = "NCDHW")]
+    Ncdhw,
+    #[param(name = "NCHW")]
+    Nchw,
+    #[param(name = "NCW")]
+    Ncw,
+    #[param(name = "NDHWC")]
+    Ndhwc,
+    #[param(name = "NHWC")]
+    Nhwc,
+    #[param(name = "NWC")]
+    Nwc,
+}
+
+/// MXNet's `cudnn_tune` values (accepted and ignored).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum CudnnTune {
+    Fastest,
+    #[param(name = "limited_workspace")]
+    LimitedWorkspace,
+    Off,
 }
 
 /// Checks the MXNet `layout` parameter against the number of spatial axes (only channel-first

@@ -19,6 +19,7 @@ use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::view::normalize_axis;
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::attrs::fmt_float;
+use crate::ops::params::{OpDef, OpParams};
 use crate::ops::unary::UnaryKind;
 use crate::ops::{unbroadcast, Attrs, Ctx, Grad, GradGraph, Op, OpRef, Saves, Val};
 
@@ -471,14 +472,6 @@ impl Op for BatchNormBackward {
     }
 }
 
-pub fn batch_norm_backward_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(BatchNormBackward {
-        eps: a.f64_or("eps", 1e-3)?,
-        fix_gamma: a.bool_or("fix_gamma", true)?,
-        axis: a.int_or("axis", 1)?,
-    }))
-}
-
 /// `LayerNorm` (statistics over `axis`, gamma/beta of length `shape[axis]`; outputs `out`,
 /// `mean`, `std` with `axis` kept as size 1, the last two visible with `output_mean_var`) and
 /// `InstanceNorm` (statistics per sample and channel over the spatial axes, gamma/beta per
@@ -623,38 +616,131 @@ impl Op for Norm {
     }
 }
 
-pub fn layer_norm_op(a: &Attrs) -> Result<OpRef> {
-    let eps = a.f64_or("eps", 1e-5)?;
+/// `BatchNorm`'s parameters (also `_backward_BatchNorm`'s).
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct BatchNormParams {
+    /// Added to the variance before the square root.
+    #[param(default = 1e-3)]
+    pub eps: f64,
+    /// Weight of the old value in the moving-average update.
+    #[param(default = 0.9)]
+    pub momentum: f64,
+    /// Treat gamma as 1 (its gradient is zero).
+    #[param(default = true)]
+    pub fix_gamma: bool,
+    /// Normalise with moving_mean and moving_var even when training.
+    #[param(default = false)]
+    pub use_global_stats: bool,
+    /// Also output the batch mean and inverse standard deviation.
+    #[param(default = false)]
+    pub output_mean_var: bool,
+    /// The channel axis (the one not normalised over).
+    #[param(default = 1)]
+    pub axis: i64,
+    /// Disable cuDNN (accepted and ignored).
+    #[param(default = false)]
+    pub cudnn_off: bool,
+    /// Quantisation calibration minimum (accepted and ignored).
+    #[param(default = None)]
+    pub min_calib_range: Option<f64>,
+    /// Quantisation calibration maximum (accepted and ignored).
+    #[param(default = None)]
+    pub max_calib_range: Option<f64>,
+}
+
+/// `LayerNorm`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct LayerNormParams {
+    /// The axis normalised over (negative counts from the end).
+    #[param(default = -1)]
+    pub axis: i64,
+    /// Added to the variance before the square root.
+    #[param(default = 1e-5)]
+    pub eps: f64,
+    /// Also output the mean and standard deviation.
+    #[param(default = false)]
+    pub output_mean_var: bool,
+}
+
+/// `InstanceNorm`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct InstanceNormParams {
+    /// Added to the variance before the square root.
+    #[param(default = 1e-3)]
+    pub eps: f64,
+}
+
+fn positive_eps(op: &str, eps: f64) -> Result<f64> {
     if eps <= 0.0 {
-        return Err(Error::Value(format!("LayerNorm: parameter 'eps' must be positive, got {eps}")));
+        return Err(Error::Value(format!("{op}: parameter 'eps' must be positive, got {eps}")));
     }
+    Ok(eps)
+}
+
+fn build_layer_norm(a: &Attrs) -> Result<OpRef> {
+    let p = LayerNormParams::parse(a)?;
     Ok(Arc::new(Norm {
         instance: false,
-        axis: a.int_or("axis", -1)?,
-        eps,
-        output_mean_var: a.bool_or("output_mean_var", false)?,
+        axis: p.axis,
+        eps: positive_eps("LayerNorm", p.eps)?,
+        output_mean_var: p.output_mean_var,
     }))
 }
 
-pub fn instance_norm_op(a: &Attrs) -> Result<OpRef> {
-    let eps = a.f64_or("eps", 1e-3)?;
-    if eps <= 0.0 {
-        return Err(Error::Value(format!("InstanceNorm: parameter 'eps' must be positive, got {eps}")));
-    }
-    Ok(Arc::new(Norm { instance: true, axis: 1, eps, output_mean_var: false }))
+fn build_instance_norm(a: &Attrs) -> Result<OpRef> {
+    let p = InstanceNormParams::parse(a)?;
+    Ok(Arc::new(Norm { instance: true, axis: 1, eps: positive_eps("InstanceNorm", p.eps)?, output_mean_var: false }))
 }
 
-pub fn batch_norm_op(a: &Attrs) -> Result<OpRef> {
-    let eps = a.f64_or("eps", 1e-3)?;
-    if eps <= 0.0 {
-        return Err(Error::Value(format!("BatchNorm: parameter 'eps' must be positive, got {eps}")));
-    }
+fn build_batch_norm(a: &Attrs) -> Result<OpRef> {
+    let p = BatchNormParams::parse(a)?;
     Ok(Arc::new(BatchNorm {
-        eps,
-        momentum: a.f64_or("momentum", 0.9)?,
-        fix_gamma: a.bool_or("fix_gamma", true)?,
-        use_global_stats: a.bool_or("use_global_stats", false)?,
-        output_mean_var: a.bool_or("output_mean_var", false)?,
-        axis: a.int_or("axis", 1)?,
+        eps: positive_eps("BatchNorm", p.eps)?,
+        momentum: p.momentum,
+        fix_gamma: p.fix_gamma,
+        use_global_stats: p.use_global_stats,
+        output_mean_var: p.output_mean_var,
+        axis: p.axis,
     }))
 }
+
+fn build_batch_norm_backward(a: &Attrs) -> Result<OpRef> {
+    let p = BatchNormParams::parse(a)?;
+    Ok(Arc::new(BatchNormBackward { eps: p.eps, fix_gamma: p.fix_gamma, axis: p.axis }))
+}
+
+/// The normalisation ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "BatchNorm",
+        aliases: &[],
+        args: &["data", "gamma", "beta", "moving_mean", "moving_var"],
+        doc: "Batch normalisation over all axes but `axis`; aux moving_mean/moving_var are updated in place in the forward when training (moving = moving*momentum + batch*(1-momentum)), read otherwise; fix_gamma=True (default) treats gamma as 1.",
+        params: BatchNormParams::schema,
+        build: build_batch_norm,
+    },
+    OpDef {
+        name: "_backward_BatchNorm",
+        aliases: &[],
+        args: BN_BW_ARGS,
+        doc: "Fused BatchNorm gradient (data, gamma, beta) from (ograd, data, gamma, mean, var, flag, mean_ograd, var_ograd).",
+        params: BatchNormParams::schema,
+        build: build_batch_norm_backward,
+    },
+    OpDef {
+        name: "LayerNorm",
+        aliases: &[],
+        args: &["data", "gamma", "beta"],
+        doc: "Layer normalisation over `axis` (default -1) with gamma/beta of length shape[axis]; output_mean_var adds mean and std.",
+        params: LayerNormParams::schema,
+        build: build_layer_norm,
+    },
+    OpDef {
+        name: "InstanceNorm",
+        aliases: &[],
+        args: &["data", "gamma", "beta"],
+        doc: "Instance normalisation: per sample and channel over the spatial axes; gamma/beta per channel.",
+        params: InstanceNormParams::schema,
+        build: build_instance_norm,
+    },
+];

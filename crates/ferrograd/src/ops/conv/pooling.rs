@@ -12,22 +12,67 @@ use std::sync::Arc;
 
 use ferrograd_kernels::conv::{pool_forward, pool_linear_backward, pool_max_backward, pool_max_gather, Geom, PoolKind};
 
-use super::{check_float, check_layout, fmt_us, Contig, Window};
+use super::{check_float, check_layout, fmt_us, Contig, PoolLayout, Window};
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::binary::BinaryKind;
+use crate::ops::params::{OpDef, OpParams, ParamEnum};
 use crate::ops::unary::UnaryKind;
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Pooling's reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
 pub enum PoolType {
-    Max,
     Avg,
-    Sum,
     Lp,
+    Max,
+    Sum,
 }
 
-/// Pooling parameters.
+/// How the output size is rounded (`same` is not supported).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum PoolingConvention {
+    Full,
+    Same,
+    Valid,
+}
+
+/// `Pooling`'s parameters (also `_backward_Pooling`'s and `_pooling_max_gather`'s).
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct PoolingParams {
+    /// Window size per spatial axis (may be left out with global_pool).
+    #[param(default = Vec::new())]
+    pub kernel: Vec<i64>,
+    /// Reduction over each window.
+    #[param(default = PoolType::Max)]
+    pub pool_type: PoolType,
+    /// Pool over the whole spatial extent, ignoring kernel, stride and pad.
+    #[param(default = false)]
+    pub global_pool: bool,
+    /// Disable cuDNN (accepted and ignored).
+    #[param(default = false)]
+    pub cudnn_off: bool,
+    /// Output size rounding: down (valid) or up (full); same is not supported.
+    #[param(default = PoolingConvention::Valid)]
+    pub pooling_convention: PoolingConvention,
+    /// Step per spatial axis (empty: 1 on every axis).
+    #[param(default = Vec::new())]
+    pub stride: Vec<i64>,
+    /// Zero padding on both sides per spatial axis (empty: none).
+    #[param(default = Vec::new())]
+    pub pad: Vec<i64>,
+    /// The p of lp pooling (required for lp).
+    #[param(default = None)]
+    pub p_value: Option<i64>,
+    /// Average pooling divides by the full window, padding included (None means True).
+    #[param(default = None)]
+    pub count_include_pad: Option<bool>,
+    /// Data layout (only the channel-first NCW, NCHW, NCDHW are supported).
+    #[param(default = None)]
+    pub layout: Option<PoolLayout>,
+}
+
+/// The checked pooling configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolParams {
     /// `None` only with `global_pool` and no kernel given.
@@ -36,53 +81,47 @@ pub struct PoolParams {
     pub global_pool: bool,
     pub full: bool,
     pub count_include_pad: bool,
+    /// The p of lp pooling (unused by the other types).
     pub p_value: i64,
     pub layout: Option<String>,
 }
 
 impl PoolParams {
-    pub fn parse(a: &Attrs) -> Result<PoolParams> {
-        let op = a.op.as_str();
-        let global_pool = a.bool_or("global_pool", false)?;
-        let has_kernel = a.tuple("kernel")?.is_some_and(|k| !k.is_empty());
-        let win = if has_kernel || !global_pool { Some(Window::parse(a, None)?) } else { None };
-        let pool_type = match a.str_or("pool_type", "max")? {
-            "max" => PoolType::Max,
-            "avg" => PoolType::Avg,
-            "sum" => PoolType::Sum,
-            "lp" => PoolType::Lp,
-            other => {
+    /// Checks the declared parameters of op `op`.
+    pub fn new(op: &str, p: &PoolingParams) -> Result<PoolParams> {
+        let win = if !p.kernel.is_empty() || !p.global_pool {
+            Some(Window::new(op, &p.kernel, &p.stride, &[], &p.pad)?)
+        } else {
+            None
+        };
+        let full = match p.pooling_convention {
+            PoolingConvention::Valid => false,
+            PoolingConvention::Full => true,
+            PoolingConvention::Same => {
                 return Err(Error::Value(format!(
-                    "{op}: parameter 'pool_type' must be one of max, avg, sum, lp, got '{other}'"
+                    "{op}: parameter 'pooling_convention' must be 'valid' or 'full' ('same' is not supported)"
                 )))
             }
         };
-        let full = match a.str_or("pooling_convention", "valid")? {
-            "valid" => false,
-            "full" => true,
-            other => {
-                return Err(Error::Value(format!(
-                    "{op}: parameter 'pooling_convention' must be 'valid' or 'full', got '{other}'"
-                )))
+        let p_value = match (p.pool_type, p.p_value) {
+            (PoolType::Lp, None) => {
+                return Err(Error::Value(format!("{op}: pool_type 'lp' needs parameter 'p_value'")));
             }
+            (PoolType::Lp, Some(v)) if v < 1 => {
+                return Err(Error::Value(format!("{op}: parameter 'p_value' must be a positive integer, got {v}")));
+            }
+            (_, v) => v.unwrap_or(0),
         };
-        let p_value = a.int_or("p_value", 2)?;
-        if pool_type == PoolType::Lp && p_value < 1 {
-            return Err(Error::Value(format!("{op}: parameter 'p_value' must be a positive integer, got {p_value}")));
-        }
-        let layout = match a.str_or("layout", "")? {
-            "" | "None" => None,
-            l => Some(l.to_string()),
-        };
+        let layout = p.layout.map(|l| l.name().to_string());
         if let Some(w) = &win {
             check_layout(op, layout.as_deref(), w.nd())?;
         }
         Ok(PoolParams {
             win,
-            pool_type,
-            global_pool,
+            pool_type: p.pool_type,
+            global_pool: p.global_pool,
             full,
-            count_include_pad: a.bool_or("count_include_pad", true)?,
+            count_include_pad: p.count_include_pad != Some(false),
             p_value,
             layout,
         })
@@ -93,13 +132,7 @@ impl PoolParams {
         if let Some(w) = &self.win {
             w.attrs(&mut v, false);
         }
-        let t = match self.pool_type {
-            PoolType::Max => "max",
-            PoolType::Avg => "avg",
-            PoolType::Sum => "sum",
-            PoolType::Lp => "lp",
-        };
-        v.push(("pool_type", t.into()));
+        v.push(("pool_type", self.pool_type.name().into()));
         if self.global_pool {
             v.push(("global_pool", "True".into()));
         }
@@ -329,12 +362,16 @@ impl Op for PoolMaxGather {
     }
 }
 
-pub fn pooling_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Pooling { p: PoolParams::parse(a)? }))
+fn parse(a: &Attrs) -> Result<PoolParams> {
+    PoolParams::new(&a.op, &PoolingParams::parse(a)?)
+}
+
+fn build_pooling(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(Pooling { p: parse(a)? }))
 }
 
 fn max_avg_sum(a: &Attrs) -> Result<PoolParams> {
-    let p = PoolParams::parse(a)?;
+    let p = parse(a)?;
     if p.pool_type == PoolType::Lp {
         return Err(Error::Value(format!(
             "{}: pool_type 'lp' has no fused gradient op (Pooling's lp rule is composite); use max, avg or sum",
@@ -344,14 +381,42 @@ fn max_avg_sum(a: &Attrs) -> Result<PoolParams> {
     Ok(p)
 }
 
-pub fn pool_backward_op(a: &Attrs) -> Result<OpRef> {
+fn build_pool_backward(a: &Attrs) -> Result<OpRef> {
     Ok(Arc::new(PoolBackward { p: max_avg_sum(a)? }))
 }
 
-pub fn pool_max_gather_op(a: &Attrs) -> Result<OpRef> {
+fn build_pool_max_gather(a: &Attrs) -> Result<OpRef> {
     let p = max_avg_sum(a)?;
     if p.pool_type != PoolType::Max {
         return Err(Error::Value(format!("{}: only pool_type 'max' is meaningful here", a.op)));
     }
     Ok(Arc::new(PoolMaxGather { p }))
 }
+
+/// The pooling ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "Pooling",
+        aliases: &[],
+        args: &["data"],
+        doc: "Max/avg/sum/lp pooling over 1-D/2-D/3-D windows (global_pool, pooling_convention valid/full, count_include_pad).",
+        params: PoolingParams::schema,
+        build: build_pooling,
+    },
+    OpDef {
+        name: "_backward_Pooling",
+        aliases: &[],
+        args: &["ograd", "data"],
+        doc: "Data gradient of max/avg/sum Pooling from (ograd, data).",
+        params: PoolingParams::schema,
+        build: build_pool_backward,
+    },
+    OpDef {
+        name: "_pooling_max_gather",
+        aliases: &[],
+        args: &["head", "data"],
+        doc: "For each max-pooling window of data, head at the window's first maximum (gradient helper).",
+        params: PoolingParams::schema,
+        build: build_pool_max_gather,
+    },
+];

@@ -11,6 +11,7 @@ use super::{Contig, Window};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
+use crate::ops::params::{OpDef, OpParams, ParamEnum};
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,27 +63,71 @@ impl Op for UpSampling {
             global_pool: false,
             full: false,
             count_include_pad: true,
-            p_value: 2,
+            p_value: 0,
             layout: None,
         };
         Ok(vec![Some(g.apply1(Pooling { p }, &[out_grads[0]])?)])
     }
 }
 
-pub fn upsampling_op(a: &Attrs) -> Result<OpRef> {
-    let scale = a.int_or("scale", 0)?;
-    if scale < 1 {
-        return Err(Error::Value(format!("UpSampling: parameter 'scale' must be a positive integer, got {scale}")));
-    }
-    match a.str_or("sample_type", "nearest")? {
-        "nearest" => {}
-        other => {
-            return Err(Error::Value(format!("UpSampling: sample_type '{other}' is not supported (only 'nearest')")))
-        }
-    }
-    let n = a.int_or("num_args", 1)?;
-    if n != 1 {
-        return Err(Error::Value(format!("UpSampling: only num_args=1 is supported, got {n}")));
-    }
-    Ok(Arc::new(UpSampling { scale: scale as usize }))
+/// `UpSampling`'s `sample_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum SampleType {
+    Bilinear,
+    Nearest,
 }
+
+/// `UpSampling`'s `multi_input_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum MultiInputMode {
+    Concat,
+    Sum,
+}
+
+/// `UpSampling`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct UpSamplingParams {
+    /// Integer factor applied to height and width.
+    pub scale: i64,
+    /// Channels of bilinear's weight (accepted and ignored: only nearest is supported).
+    #[param(default = 0)]
+    pub num_filter: i64,
+    /// Interpolation method (only nearest is supported).
+    pub sample_type: SampleType,
+    /// How several inputs combine (accepted and ignored: one input only).
+    #[param(default = MultiInputMode::Concat)]
+    pub multi_input_mode: MultiInputMode,
+    /// Number of inputs (only 1 is supported).
+    #[param(default = 1)]
+    pub num_args: i64,
+    /// Scratch memory limit in MB (accepted and ignored).
+    #[param(default = 512)]
+    pub workspace: i64,
+}
+
+fn build_upsampling(a: &Attrs) -> Result<OpRef> {
+    let p = UpSamplingParams::parse(a)?;
+    if p.scale < 1 {
+        return Err(Error::Value(format!("UpSampling: parameter 'scale' must be a positive integer, got {}", p.scale)));
+    }
+    if p.sample_type != SampleType::Nearest {
+        return Err(Error::Value(format!(
+            "UpSampling: sample_type '{}' is not supported (only 'nearest')",
+            p.sample_type.name()
+        )));
+    }
+    if p.num_args != 1 {
+        return Err(Error::Value(format!("UpSampling: only num_args=1 is supported, got {}", p.num_args)));
+    }
+    Ok(Arc::new(UpSampling { scale: p.scale as usize }))
+}
+
+/// The upsampling op's declaration.
+pub const DEFS: &[OpDef] = &[OpDef {
+    name: "UpSampling",
+    aliases: &[],
+    args: &["data"],
+    doc: "Nearest-neighbour upsampling of (N, C, H, W) by an integer scale (sample_type='nearest', one input).",
+    params: UpSamplingParams::schema,
+    build: build_upsampling,
+}];

@@ -19,6 +19,7 @@ use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::attrs::fmt_float;
 use crate::ops::indexing::{Take, TakeGrad, TakeMode};
+use crate::ops::params::{OpDef, OpParams, ParamEnum};
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 
 /// Recomputes `op` in float32 for float16 inputs and casts the outputs back.
@@ -383,43 +384,121 @@ impl Op for Embedding {
     }
 }
 
-fn usize_req(a: &Attrs, key: &str) -> Result<usize> {
-    let v = a.int_or(key, -1)?;
-    if v < 0 {
-        return Err(Error::Value(format!("{}: required parameter '{key}' is missing or negative", a.op)));
-    }
-    Ok(v as usize)
+/// `FullyConnected`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct FullyConnectedParams {
+    /// Number of output units (rows of weight).
+    pub num_hidden: i64,
+    /// Leave out the bias input.
+    #[param(default = false)]
+    pub no_bias: bool,
+    /// Collapse every axis after the first before the product (else apply to the last axis).
+    #[param(default = true)]
+    pub flatten: bool,
 }
 
-/// Registry builder for `FullyConnected`.
-pub fn fully_connected_op(a: &Attrs) -> Result<OpRef> {
+/// `linalg_gemm2`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct LinalgGemm2Params {
+    /// Use the transpose of A.
+    #[param(default = false)]
+    pub transpose_a: bool,
+    /// Use the transpose of B.
+    #[param(default = false)]
+    pub transpose_b: bool,
+    /// Factor applied to the product.
+    #[param(default = 1.0)]
+    pub alpha: f64,
+    /// Axis of the matrix rows (only -2 is supported).
+    #[param(default = -2)]
+    pub axis: i64,
+}
+
+/// The weight dtypes `Embedding` names (bfloat16 and int8 are rejected: no such dtype here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum EmbeddingDType {
+    Bfloat16,
+    Float16,
+    Float32,
+    Float64,
+    Int32,
+    Int64,
+    Int8,
+    Uint8,
+}
+
+/// `Embedding`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct EmbeddingParams {
+    /// Number of rows of weight (the vocabulary size).
+    pub input_dim: i64,
+    /// Length of each embedding vector (columns of weight).
+    pub output_dim: i64,
+    /// Dtype of weight.
+    #[param(default = EmbeddingDType::Float32)]
+    pub dtype: EmbeddingDType,
+    /// Row-sparse gradient (only False is supported).
+    #[param(default = false)]
+    pub sparse_grad: bool,
+}
+
+fn non_negative(op: &str, key: &str, v: i64) -> Result<usize> {
+    usize::try_from(v).map_err(|_| Error::Value(format!("{op}: parameter '{key}' must be non-negative, got {v}")))
+}
+
+fn build_fully_connected(a: &Attrs) -> Result<OpRef> {
+    let p = FullyConnectedParams::parse(a)?;
     Ok(Arc::new(FullyConnected {
-        num_hidden: usize_req(a, "num_hidden")?,
-        no_bias: a.bool_or("no_bias", false)?,
-        flatten: a.bool_or("flatten", true)?,
+        num_hidden: non_negative(&a.op, "num_hidden", p.num_hidden)?,
+        no_bias: p.no_bias,
+        flatten: p.flatten,
     }))
 }
 
-/// Registry builder for `linalg_gemm2` (`axis` must be the default -2).
-pub fn linalg_gemm2_op(a: &Attrs) -> Result<OpRef> {
-    if a.int_or("axis", -2)? != -2 {
+fn build_linalg_gemm2(a: &Attrs) -> Result<OpRef> {
+    let p = LinalgGemm2Params::parse(a)?;
+    if p.axis != -2 {
         return Err(Error::Value("linalg_gemm2: only axis=-2 (matrices in the last two axes) is supported".into()));
     }
-    Ok(Arc::new(LinalgGemm2 {
-        transpose_a: a.bool_or("transpose_a", false)?,
-        transpose_b: a.bool_or("transpose_b", false)?,
-        alpha: a.f64_or("alpha", 1.0)?,
-    }))
+    Ok(Arc::new(LinalgGemm2 { transpose_a: p.transpose_a, transpose_b: p.transpose_b, alpha: p.alpha }))
 }
 
-/// Registry builder for `Embedding`.
-pub fn embedding_op(a: &Attrs) -> Result<OpRef> {
-    if a.bool_or("sparse_grad", false)? {
+fn build_embedding(a: &Attrs) -> Result<OpRef> {
+    let p = EmbeddingParams::parse(a)?;
+    if p.sparse_grad {
         return Err(Error::Value("Embedding: sparse_grad=True is not supported".into()));
     }
     Ok(Arc::new(Embedding {
-        input_dim: usize_req(a, "input_dim")?,
-        output_dim: usize_req(a, "output_dim")?,
-        dtype: DType::from_name(a.str_or("dtype", "float32")?)?,
+        input_dim: non_negative(&a.op, "input_dim", p.input_dim)?,
+        output_dim: non_negative(&a.op, "output_dim", p.output_dim)?,
+        dtype: DType::from_name(p.dtype.name())?,
     }))
 }
+
+/// The dense ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "FullyConnected",
+        aliases: &[],
+        args: &["data", "weight", "bias?"],
+        doc: "data·weightᵀ + bias; weight (num_hidden, in), data flattened to 2-D unless flatten=False.",
+        params: FullyConnectedParams::schema,
+        build: build_fully_connected,
+    },
+    OpDef {
+        name: "linalg_gemm2",
+        aliases: &["_linalg_gemm2"],
+        args: &["A", "B"],
+        doc: "alpha·op(A)·op(B) over the last two axes, batched over the leading ones.",
+        params: LinalgGemm2Params::schema,
+        build: build_linalg_gemm2,
+    },
+    OpDef {
+        name: "Embedding",
+        aliases: &[],
+        args: &["data", "weight"],
+        doc: "Rows of weight (input_dim, output_dim) at the indices in data; out-of-range indices are clipped.",
+        params: EmbeddingParams::schema,
+        build: build_embedding,
+    },
+];

@@ -16,6 +16,7 @@ use crate::ndarray::view::normalize_axis;
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::attrs::{fmt_float, fmt_tuple};
 use crate::ops::binary::{Binary, BinaryKind};
+use crate::ops::params::{OpDef, OpParams, ParamEnum};
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -93,14 +94,44 @@ impl Op for Dropout {
     }
 }
 
-/// Registry builder for `Dropout` (`cudnn_off` is accepted and ignored).
-pub fn dropout_op(a: &Attrs) -> Result<OpRef> {
-    let p = a.f64_or("p", 0.5)?;
-    if !(0.0..=1.0).contains(&p) {
-        return Err(Error::Value(format!("Dropout: p must be in [0, 1], got {p}")));
-    }
-    let mode = super::choice("Dropout", "mode", a.str_or("mode", "training")?, &["training", "always"])?;
-    a.bool_or("cudnn_off", false)?;
-    let axes = a.tuple("axes")?.unwrap_or_default();
-    Ok(Arc::new(Dropout { p, always: mode == "always", axes }))
+/// When `Dropout` is active.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum DropoutMode {
+    Always,
+    Training,
 }
+
+/// `Dropout`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct DropoutParams {
+    /// Probability of zeroing each element, in [0, 1].
+    #[param(default = 0.5)]
+    pub p: f64,
+    /// Drop only while training, or also in inference.
+    #[param(default = DropoutMode::Training)]
+    pub mode: DropoutMode,
+    /// Axes along which one draw is shared (variational dropout).
+    #[param(default = Vec::new())]
+    pub axes: Vec<i64>,
+    /// Accepted and ignored (no cuDNN on the CPU).
+    #[param(default = Some(false))]
+    pub cudnn_off: Option<bool>,
+}
+
+fn build_dropout(a: &Attrs) -> Result<OpRef> {
+    let p = DropoutParams::parse(a)?;
+    if !(0.0..=1.0).contains(&p.p) {
+        return Err(Error::Value(format!("Dropout: p must be in [0, 1], got {}", p.p)));
+    }
+    Ok(Arc::new(Dropout { p: p.p, always: p.mode == DropoutMode::Always, axes: p.axes }))
+}
+
+/// The dropout op's declaration.
+pub const DEFS: &[OpDef] = &[OpDef {
+    name: "Dropout",
+    aliases: &[],
+    args: &["data"],
+    doc: "Drops elements with probability p in training (or mode=always), scaling the rest by 1/(1-p).",
+    params: DropoutParams::schema,
+    build: build_dropout,
+}];

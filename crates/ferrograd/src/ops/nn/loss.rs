@@ -18,68 +18,52 @@ use std::sync::Arc;
 
 use ferrograd_kernels::Element;
 
+use super::float_only;
 use super::softmax::{softmax_into, SmKind, Softmax, SoftmaxActivation};
-use super::{choice, float_only};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
-use crate::ops::attrs::fmt_float;
 use crate::ops::binary::BinaryKind;
+use crate::ops::params::{NoParams, OpDef, OpParams, ParamEnum};
 use crate::ops::unary::{Unary, UnaryKind};
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::with_float_dtype;
 
 /// `normalization` of `SoftmaxOutput` and `MakeLoss`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ParamEnum)]
 pub enum Norm {
-    Null,
     Batch,
+    Null,
     Valid,
 }
 
-impl Norm {
-    fn parse(op: &str, s: &str) -> Result<Norm> {
-        Ok(match choice(op, "normalization", s, &["null", "batch", "valid"])? {
-            "null" => Norm::Null,
-            "batch" => Norm::Batch,
-            _ => Norm::Valid,
-        })
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Norm::Null => "null",
-            Norm::Batch => "batch",
-            Norm::Valid => "valid",
-        }
-    }
-}
-
 /// Parameters of `SoftmaxOutput` (shared with its backward op).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, OpParams)]
 pub struct SmOutCfg {
+    /// Factor applied to the loss gradient.
+    #[param(default = 1.0)]
     pub grad_scale: f64,
+    /// Label value whose entries get no gradient when use_ignore is set.
+    #[param(default = -1.0)]
     pub ignore_label: f64,
+    /// Softmax over axis 1 (labels have the data's shape without that axis).
+    #[param(default = false)]
     pub multi_output: bool,
+    /// Give entries labelled ignore_label a zero gradient.
+    #[param(default = false)]
     pub use_ignore: bool,
+    /// Softmax over the last axis, keeping the data's shape.
+    #[param(default = false)]
     pub preserve_shape: bool,
+    /// Divide the gradient by nothing (null), the batch size (batch) or the count of non-ignored labels (valid).
+    #[param(default = Norm::Null)]
     pub normalization: Norm,
+    /// Multiply the loss gradient by the head gradient.
+    #[param(default = false)]
     pub out_grad: bool,
+    /// Label smoothing: this much of the target mass is spread over the other classes.
+    #[param(default = 0.0)]
     pub smooth_alpha: f64,
-}
-
-impl Default for SmOutCfg {
-    fn default() -> Self {
-        SmOutCfg {
-            grad_scale: 1.0,
-            ignore_label: -1.0,
-            multi_output: false,
-            use_ignore: false,
-            preserve_shape: false,
-            normalization: Norm::Null,
-            out_grad: false,
-            smooth_alpha: 0.0,
-        }
-    }
 }
 
 /// How data and label line up.
@@ -92,44 +76,20 @@ struct Geometry {
 
 impl SmOutCfg {
     fn attrs(&self) -> Vec<(&'static str, String)> {
-        let d = SmOutCfg::default();
-        let mut v = Vec::new();
-        if self.grad_scale != d.grad_scale {
-            v.push(("grad_scale", fmt_float(self.grad_scale)));
-        }
-        if self.ignore_label != d.ignore_label {
-            v.push(("ignore_label", fmt_float(self.ignore_label)));
-        }
-        for (k, on) in [
-            ("multi_output", self.multi_output),
-            ("use_ignore", self.use_ignore),
-            ("preserve_shape", self.preserve_shape),
-            ("out_grad", self.out_grad),
-        ] {
-            if on {
-                v.push((k, "True".into()));
-            }
-        }
-        if self.normalization != Norm::Null {
-            v.push(("normalization", self.normalization.name().into()));
-        }
-        if self.smooth_alpha != 0.0 {
-            v.push(("smooth_alpha", fmt_float(self.smooth_alpha)));
-        }
+        // The order attributes have always been written in (out_grad before normalization).
+        const ORDER: &[&str] = &[
+            "grad_scale",
+            "ignore_label",
+            "multi_output",
+            "use_ignore",
+            "preserve_shape",
+            "out_grad",
+            "normalization",
+            "smooth_alpha",
+        ];
+        let mut v = self.to_attrs();
+        v.sort_by_key(|(k, _)| ORDER.iter().position(|o| o == k));
         v
-    }
-
-    fn parse(a: &Attrs) -> Result<SmOutCfg> {
-        Ok(SmOutCfg {
-            grad_scale: a.f64_or("grad_scale", 1.0)?,
-            ignore_label: a.f64_or("ignore_label", -1.0)?,
-            multi_output: a.bool_or("multi_output", false)?,
-            use_ignore: a.bool_or("use_ignore", false)?,
-            preserve_shape: a.bool_or("preserve_shape", false)?,
-            normalization: Norm::parse(&a.op, a.str_or("normalization", "null")?)?,
-            out_grad: a.bool_or("out_grad", false)?,
-            smooth_alpha: a.f64_or("smooth_alpha", 0.0)?,
-        })
     }
 
     /// The softmax geometry for `data` and `label` shapes, or a Shape error naming both.
@@ -380,7 +340,7 @@ impl Op for SoftmaxCrossEntropy {
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
         let sm = Softmax { kind: SmKind::Softmax, axis: -1, temperature: None, dtype: None };
         let p = g.apply1(sm, &[inputs[0]])?;
-        let d = g.apply1(SoftmaxOutputGrad { cfg: SmOutCfg::default() }, &[p, inputs[1]])?;
+        let d = g.apply1(SoftmaxOutputGrad { cfg: SmOutCfg::parse(&Attrs::new("SoftmaxOutput"))? }, &[p, inputs[1]])?;
         Ok(vec![Some(g.mul(d, og[0])?), None])
     }
 }
@@ -421,11 +381,7 @@ impl Op for RegressionOutput {
         &["data", "label"]
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
-        if self.grad_scale != 1.0 {
-            vec![("grad_scale", fmt_float(self.grad_scale))]
-        } else {
-            vec![]
-        }
+        RegressionParams { grad_scale: self.grad_scale }.to_attrs()
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let (d, l) = (&inputs[0], &inputs[1]);
@@ -500,17 +456,12 @@ impl Op for MakeLoss {
         }
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
-        let mut v = Vec::new();
-        if self.grad_scale != 1.0 {
-            v.push(("grad_scale", fmt_float(self.grad_scale)));
+        MakeLossParams {
+            grad_scale: self.grad_scale,
+            valid_thresh: self.valid_thresh,
+            normalization: self.normalization,
         }
-        if self.valid_thresh != 0.0 {
-            v.push(("valid_thresh", fmt_float(self.valid_thresh)));
-        }
-        if self.normalization != Norm::Null {
-            v.push(("normalization", self.normalization.name().into()));
-        }
-        v
+        .to_attrs()
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         float_only(self.name(), "data", inputs[0].dtype)?;
@@ -575,42 +526,147 @@ impl Op for BlockGrad {
     }
 }
 
-/// Registry builder for `SoftmaxOutput`.
-pub fn softmax_output_op(a: &Attrs) -> Result<OpRef> {
+/// Parameters of the regression outputs.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct RegressionParams {
+    /// Factor applied to the loss gradient.
+    #[param(default = 1.0)]
+    pub grad_scale: f64,
+}
+
+/// `MakeLoss`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct MakeLossParams {
+    /// The constant gradient (before normalisation).
+    #[param(default = 1.0)]
+    pub grad_scale: f64,
+    /// With normalization=valid, elements not above this do not count.
+    #[param(default = 0.0)]
+    pub valid_thresh: f64,
+    /// Divide the gradient by nothing (null), the batch size (batch) or the count of valid elements (valid).
+    #[param(default = Norm::Null)]
+    pub normalization: Norm,
+}
+
+fn build_softmax_output(a: &Attrs) -> Result<OpRef> {
     Ok(Arc::new(SoftmaxOutput { cfg: SmOutCfg::parse(a)? }))
 }
 
-/// Registry builder for `_backward_SoftmaxOutput`.
-pub fn softmax_output_grad_op(a: &Attrs) -> Result<OpRef> {
+fn build_softmax_output_grad(a: &Attrs) -> Result<OpRef> {
     Ok(Arc::new(SoftmaxOutputGrad { cfg: SmOutCfg::parse(a)? }))
 }
 
-/// Registry builder for `softmax_cross_entropy`.
-pub fn softmax_cross_entropy_op(_a: &Attrs) -> Result<OpRef> {
+fn build_softmax_cross_entropy(a: &Attrs) -> Result<OpRef> {
+    NoParams::parse(a)?;
     Ok(Arc::new(SoftmaxCrossEntropy))
 }
 
-/// Registry builder for the regression outputs.
-pub fn regression_output_op(a: &Attrs) -> Result<OpRef> {
+fn build_regression_output(a: &Attrs) -> Result<OpRef> {
     let kind = match a.op.as_str() {
         "LinearRegressionOutput" => RegKind::Linear,
         "LogisticRegressionOutput" => RegKind::Logistic,
         _ => RegKind::Mae,
     };
-    Ok(Arc::new(RegressionOutput { kind, grad_scale: a.f64_or("grad_scale", 1.0)? }))
+    Ok(Arc::new(RegressionOutput { kind, grad_scale: RegressionParams::parse(a)?.grad_scale }))
 }
 
-/// Registry builder for `MakeLoss` and `make_loss`.
-pub fn make_loss_op(a: &Attrs) -> Result<OpRef> {
+fn build_make_loss(a: &Attrs) -> Result<OpRef> {
+    let p = MakeLossParams::parse(a)?;
     Ok(Arc::new(MakeLoss {
-        grad_scale: a.f64_or("grad_scale", 1.0)?,
-        valid_thresh: a.f64_or("valid_thresh", 0.0)?,
-        normalization: Norm::parse(&a.op, a.str_or("normalization", "null")?)?,
-        plain: a.op == "make_loss",
+        grad_scale: p.grad_scale,
+        valid_thresh: p.valid_thresh,
+        normalization: p.normalization,
+        plain: false,
     }))
 }
 
-/// Registry builder for `BlockGrad`.
-pub fn block_grad_op(_a: &Attrs) -> Result<OpRef> {
+fn build_plain_make_loss(a: &Attrs) -> Result<OpRef> {
+    NoParams::parse(a)?;
+    let p = MakeLossParams::parse(&Attrs::new("make_loss"))?;
+    Ok(Arc::new(MakeLoss {
+        grad_scale: p.grad_scale,
+        valid_thresh: p.valid_thresh,
+        normalization: p.normalization,
+        plain: true,
+    }))
+}
+
+fn build_block_grad(a: &Attrs) -> Result<OpRef> {
+    NoParams::parse(a)?;
     Ok(Arc::new(BlockGrad))
 }
+
+const fn regression(name: &'static str, doc: &'static str) -> OpDef {
+    OpDef {
+        name,
+        aliases: &[],
+        args: &["data", "label"],
+        doc,
+        params: RegressionParams::schema,
+        build: build_regression_output,
+    }
+}
+
+/// The loss ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "SoftmaxOutput",
+        aliases: &["Softmax"],
+        args: &["data", "label"],
+        doc: "Softmax forward; backward is the cross-entropy loss gradient p - onehot(label) (MXNet semantics, head gradient ignored).",
+        params: SmOutCfg::schema,
+        build: build_softmax_output,
+    },
+    OpDef {
+        name: "_backward_SoftmaxOutput",
+        aliases: &[],
+        args: &["output", "label"],
+        doc: "SoftmaxOutput's loss gradient from its output and label.",
+        params: SmOutCfg::schema,
+        build: build_softmax_output_grad,
+    },
+    OpDef {
+        name: "softmax_cross_entropy",
+        aliases: &[],
+        args: &["data", "label"],
+        doc: "Sum over the batch of -log softmax(data)[label], shape (1,).",
+        params: NoParams::schema,
+        build: build_softmax_cross_entropy,
+    },
+    regression(
+        "LinearRegressionOutput",
+        "Identity; backward is grad_scale·(data - label)/num_output (head gradient ignored).",
+    ),
+    regression(
+        "LogisticRegressionOutput",
+        "sigmoid(data); backward is grad_scale·(sigmoid(data) - label)/num_output (head gradient ignored).",
+    ),
+    regression(
+        "MAERegressionOutput",
+        "Identity; backward is grad_scale·sign(data - label)/num_output, sign(0) = -1 (head gradient ignored).",
+    ),
+    OpDef {
+        name: "MakeLoss",
+        aliases: &[],
+        args: &["data"],
+        doc: "Identity; backward is the constant grad_scale (normalised by batch or valid count).",
+        params: MakeLossParams::schema,
+        build: build_make_loss,
+    },
+    OpDef {
+        name: "make_loss",
+        aliases: &[],
+        args: &["data"],
+        doc: "Identity; backward is ones (head gradient ignored).",
+        params: NoParams::schema,
+        build: build_plain_make_loss,
+    },
+    OpDef {
+        name: "BlockGrad",
+        aliases: &["stop_gradient"],
+        args: &["data"],
+        doc: "Identity with zero gradient.",
+        params: NoParams::schema,
+        build: build_block_grad,
+    },
+];

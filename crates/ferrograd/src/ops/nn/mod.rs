@@ -39,12 +39,3 @@ pub(crate) fn dense(x: &NDArray) -> (Arc<Buffer>, std::ops::Range<usize>) {
 pub(crate) fn split3(shape: &[usize], axis: usize) -> (usize, usize, usize) {
     (shape[..axis].iter().product(), shape[axis], shape[axis + 1..].iter().product())
 }
-
-/// Parses a string-valued choice, naming the op and parameter on failure.
-pub(crate) fn choice<'a>(op: &str, key: &str, v: &'a str, allowed: &[&str]) -> Result<&'a str> {
-    if allowed.contains(&v) {
-        Ok(v)
-    } else {
-        Err(Error::Value(format!("{op}: parameter '{key}' must be one of {}, got '{v}'", allowed.join(", "))))
-    }
-}

@@ -20,6 +20,7 @@ use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::view::normalize_axis;
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::attrs::fmt_float;
+use crate::ops::params::{Builder, OpDef, OpParams, ParamEnum};
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 
 /// Float element types the softmax kernels run on natively.
@@ -549,38 +550,119 @@ impl Op for SoftmaxActivation {
     }
 }
 
-fn parse_temperature(a: &Attrs) -> Result<Option<f64>> {
-    let t = a.f64_or("temperature", f64::NAN)?;
-    if t.is_nan() {
-        return Ok(None);
-    }
-    if t == 0.0 || !t.is_finite() {
-        return Err(Error::Value(format!("{}: temperature must be finite and non-zero, got {t}", a.op)));
-    }
-    Ok(Some(t))
+/// Output dtypes the softmax family may be asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum SoftmaxDType {
+    Float16,
+    Float32,
+    Float64,
 }
 
-/// Registry builder for `softmax`, `log_softmax`, `softmin`.
-pub fn softmax_op(a: &Attrs) -> Result<OpRef> {
-    let kind = SmKind::from_name(&a.op).ok_or_else(|| Error::Value(format!("unknown softmax op {}", a.op)))?;
-    if a.bool_or("use_length", false)? {
+/// Parameters of `softmax`, `log_softmax`, `softmin` (and their `_backward_*`).
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SoftmaxParams {
+    /// Axis to normalise along.
+    #[param(default = -1)]
+    pub axis: i64,
+    /// Divide the input by this before exponentiating (None means 1).
+    #[param(default = None)]
+    pub temperature: Option<f64>,
+    /// Output dtype (None keeps the input's).
+    #[param(default = None)]
+    pub dtype: Option<SoftmaxDType>,
+    /// Mask with a length input (only False is supported).
+    #[param(default = Some(false))]
+    pub use_length: Option<bool>,
+}
+
+impl SoftmaxParams {
+    /// The temperature, checked finite and non-zero.
+    fn temperature(&self, op: &str) -> Result<Option<f64>> {
+        match self.temperature {
+            Some(t) if t == 0.0 || !t.is_finite() => {
+                Err(Error::Value(format!("{op}: temperature must be finite and non-zero, got {t}")))
+            }
+            t => Ok(t),
+        }
+    }
+}
+
+/// `SoftmaxActivation`'s `mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum SoftmaxActMode {
+    Channel,
+    Instance,
+}
+
+/// `SoftmaxActivation`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SoftmaxActivationParams {
+    /// Softmax over all axes but the first (instance) or over axis 1 at each position (channel).
+    #[param(default = SoftmaxActMode::Instance)]
+    pub mode: SoftmaxActMode,
+}
+
+fn kind_of(op: &str) -> Result<SmKind> {
+    SmKind::from_name(op).ok_or_else(|| Error::Value(format!("unknown softmax op {op}")))
+}
+
+fn build_softmax(a: &Attrs) -> Result<OpRef> {
+    let kind = kind_of(&a.op)?;
+    let p = SoftmaxParams::parse(a)?;
+    if p.use_length == Some(true) {
         return Err(Error::Value(format!("{}: use_length=True (a length input) is not supported", a.op)));
     }
-    let dtype = match a.str_or("dtype", "None")? {
-        "None" => None,
-        d => Some(DType::from_name(d)?),
+    let dtype = match p.dtype {
+        None => None,
+        Some(d) => Some(DType::from_name(d.name())?),
     };
-    Ok(std::sync::Arc::new(Softmax { kind, axis: a.int_or("axis", -1)?, temperature: parse_temperature(a)?, dtype }))
+    Ok(std::sync::Arc::new(Softmax { kind, axis: p.axis, temperature: p.temperature(&a.op)?, dtype }))
 }
 
-/// Registry builder for `_backward_softmax`, `_backward_log_softmax`, `_backward_softmin`.
-pub fn softmax_grad_op(a: &Attrs) -> Result<OpRef> {
-    let kind = SmKind::from_name(&a.op).ok_or_else(|| Error::Value(format!("unknown softmax op {}", a.op)))?;
-    Ok(std::sync::Arc::new(SoftmaxGrad { kind, axis: a.int_or("axis", -1)?, temperature: parse_temperature(a)? }))
+fn build_softmax_grad(a: &Attrs) -> Result<OpRef> {
+    let kind = kind_of(&a.op)?;
+    let p = SoftmaxParams::parse(a)?;
+    Ok(std::sync::Arc::new(SoftmaxGrad { kind, axis: p.axis, temperature: p.temperature(&a.op)? }))
 }
 
-/// Registry builder for `SoftmaxActivation`.
-pub fn softmax_activation_op(a: &Attrs) -> Result<OpRef> {
-    let mode = super::choice("SoftmaxActivation", "mode", a.str_or("mode", "instance")?, &["instance", "channel"])?;
-    Ok(std::sync::Arc::new(SoftmaxActivation { channel: mode == "channel" }))
+fn build_softmax_activation(a: &Attrs) -> Result<OpRef> {
+    let p = SoftmaxActivationParams::parse(a)?;
+    Ok(std::sync::Arc::new(SoftmaxActivation { channel: p.mode == SoftmaxActMode::Channel }))
 }
+
+const fn family(name: &'static str, args: &'static [&'static str], doc: &'static str, build: Builder) -> OpDef {
+    OpDef { name, aliases: &[], args, doc, params: SoftmaxParams::schema, build }
+}
+
+/// The softmax family's declarations.
+pub const DEFS: &[OpDef] = &[
+    family("softmax", &["data"], "exp(x/t) normalised along axis (numerically stable).", build_softmax),
+    family("log_softmax", &["data"], "log of softmax(x/t) along axis (numerically stable).", build_softmax),
+    family("softmin", &["data"], "softmax(-x/t) along axis.", build_softmax),
+    family(
+        "_backward_softmax",
+        &["ograd", "output"],
+        "Softmax gradient s·y·(g - Σg·y) from ograd g and output y.",
+        build_softmax_grad,
+    ),
+    family(
+        "_backward_log_softmax",
+        &["ograd", "output"],
+        "log_softmax gradient s·(g - exp(y)·Σg) from ograd g and output y.",
+        build_softmax_grad,
+    ),
+    family(
+        "_backward_softmin",
+        &["ograd", "output"],
+        "softmin gradient -s·y·(g - Σg·y) from ograd g and output y.",
+        build_softmax_grad,
+    ),
+    OpDef {
+        name: "SoftmaxActivation",
+        aliases: &[],
+        args: &["data"],
+        doc: "Softmax over all axes but the first (mode=instance) or over axis 1 (mode=channel).",
+        params: SoftmaxActivationParams::schema,
+        build: build_softmax_activation,
+    },
+];
