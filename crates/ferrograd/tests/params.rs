@@ -48,7 +48,7 @@ fn bad_parameters_are_named_with_what_is_allowed() {
         "{err}"
     );
     let err = ActivationParams::parse(&Attrs::new("Activation")).unwrap_err();
-    assert!(matches!(&err, Error::Type(m) if m.contains("required parameter 'act_type'")), "{err}");
+    assert!(matches!(&err, Error::Value(m) if m.contains("required parameter 'act_type'")), "{err}");
     let err = ActivationParams::parse(&attrs("Activation", &[("act", s("relu"))])).unwrap_err();
     assert!(matches!(&err, Error::Type(m) if m.contains("unknown parameter 'act'") && m.contains("act_type")), "{err}");
     let err = LeakyReluParams::parse(&attrs("LeakyReLU", &[("slope", AttrValue::Tuple(vec![1]))])).unwrap_err();

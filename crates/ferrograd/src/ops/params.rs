@@ -279,7 +279,7 @@ impl Attrs {
 
     /// Required parameter `key`.
     pub fn param_required<T: ParamType>(&self, key: &str) -> Result<T> {
-        let missing = || Error::Type(format!("{}: required parameter '{key}' is missing", self.op));
+        let missing = || Error::Value(format!("{}: required parameter '{key}' is missing", self.op));
         match self.given(key) {
             None => Err(missing()),
             // An explicit None is a value only for an Option parameter (slice_axis's end).
