@@ -11,6 +11,7 @@ use ferrograd_kernels::unary_binary::unary;
 use ferrograd_kernels::Element;
 
 use super::binary::BinaryKind;
+use super::params::{NoParams, OpDef, OpParams};
 use super::shape_more::dense;
 use super::unary::UnaryKind;
 use super::{AttrValue, Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
@@ -437,18 +438,65 @@ impl Op for SmoothL1 {
 
 // ---- registry builders ----
 
-pub fn clip_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Clip { a_min: a.f64_req("a_min")?, a_max: a.f64_req("a_max")? }))
+/// `clip`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ClipParams {
+    /// Lower bound of the output values.
+    pub a_min: f64,
+    /// Upper bound of the output values.
+    pub a_max: f64,
 }
 
-pub fn where_op(_a: &Attrs) -> Result<OpRef> {
+/// `smooth_l1`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SmoothL1Params {
+    /// σ: the quadratic part covers |x| < 1/σ² (a positive number).
+    #[param(default = 1.0)]
+    pub scalar: f64,
+}
+
+pub fn clip_op(a: &Attrs) -> Result<OpRef> {
+    let p = ClipParams::parse(a)?;
+    Ok(Arc::new(Clip { a_min: p.a_min, a_max: p.a_max }))
+}
+
+pub fn where_op(a: &Attrs) -> Result<OpRef> {
+    NoParams::parse(a)?;
     Ok(Arc::new(Where))
 }
 
 pub fn smooth_l1_op(a: &Attrs) -> Result<OpRef> {
-    let sigma = a.f64_or("scalar", 1.0)?;
+    let sigma = SmoothL1Params::parse(a)?.scalar;
     if !(sigma > 0.0 && sigma.is_finite()) {
         return Err(Error::Value(format!("smooth_l1: scalar (sigma) must be a positive number, got {sigma}")));
     }
     Ok(Arc::new(SmoothL1 { sigma }))
 }
+
+/// The elementwise extras' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "clip",
+        aliases: &[],
+        args: &["data"],
+        doc: "Limit values to [a_min, a_max]; gradient passes inside (bounds included).",
+        params: ClipParams::schema,
+        build: clip_op,
+    },
+    OpDef {
+        name: "where",
+        aliases: &[],
+        args: &["condition", "x", "y"],
+        doc: "x where condition is nonzero, else y (condition may be 1-D, one entry per row).",
+        params: NoParams::schema,
+        build: where_op,
+    },
+    OpDef {
+        name: "smooth_l1",
+        aliases: &[],
+        args: &["data"],
+        doc: "0.5(σx)² where |x| < 1/σ², else |x| - 0.5/σ² (scalar = σ).",
+        params: SmoothL1Params::schema,
+        build: smooth_l1_op,
+    },
+];

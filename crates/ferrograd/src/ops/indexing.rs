@@ -14,6 +14,7 @@ use ferrograd_kernels::Element;
 
 use super::attrs::fmt_tuple;
 use super::binary::Num;
+use super::params::{NoParams, OpDef, OpParams, ParamEnum};
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::buffer::Buffer;
 use crate::error::{fmt_shape, Error, Result};
@@ -22,33 +23,14 @@ use crate::ndarray::{Meta, NDArray};
 use crate::with_dtype;
 
 /// How `take` treats indices outside `[0, n)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ParamEnum)]
 pub enum TakeMode {
     /// Clamp into `[0, n-1]` (MXNet's default).
     Clip,
-    /// Wrap around modulo `n`.
-    Wrap,
     /// Accept `[-n, n)` (negatives count from the end) and fail on anything else.
     Raise,
-}
-
-impl TakeMode {
-    pub fn parse(s: &str) -> Result<TakeMode> {
-        match s {
-            "clip" => Ok(TakeMode::Clip),
-            "wrap" => Ok(TakeMode::Wrap),
-            "raise" => Ok(TakeMode::Raise),
-            _ => Err(Error::Value(format!("take: mode must be one of 'clip', 'wrap', 'raise', got '{s}'"))),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TakeMode::Clip => "clip",
-            TakeMode::Wrap => "wrap",
-            TakeMode::Raise => "raise",
-        }
-    }
+    /// Wrap around modulo `n`.
+    Wrap,
 }
 
 /// The index values of an index array as `i64`, in row-major order (floats truncate).
@@ -407,37 +389,111 @@ impl Op for ScatterNd {
     }
 }
 
-fn shape_param(a: &Attrs) -> Result<Vec<usize>> {
-    let s =
-        a.tuple("shape")?.ok_or_else(|| Error::Value(format!("{}: required parameter 'shape' is missing", a.op)))?;
+/// `take`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct TakeParams {
+    /// Axis of `a` to take slices from (negative counts from the end).
+    #[param(default = 0)]
+    pub axis: i64,
+    /// What an index outside the axis does: clamp, wrap around or fail.
+    #[param(default = TakeMode::Clip)]
+    pub mode: TakeMode,
+}
+
+/// `_backward_take`'s parameters: `take`'s and the shape of its input.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct TakeGradParams {
+    /// Axis the forward `take` took slices from.
+    #[param(default = 0)]
+    pub axis: i64,
+    /// The forward `take`'s handling of out-of-range indices.
+    #[param(default = TakeMode::Clip)]
+    pub mode: TakeMode,
+    /// Shape of the forward input (the gradient's shape).
+    pub shape: Vec<i64>,
+}
+
+/// `scatter_nd`'s and `_backward_gather_nd`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ScatterNdParams {
+    /// Shape of the output.
+    pub shape: Vec<i64>,
+}
+
+/// A declared shape as sizes (negative sizes fail).
+fn sizes_of(op: &str, s: &[i64]) -> Result<Vec<usize>> {
     s.iter()
-        .map(|&d| usize::try_from(d).map_err(|_| Error::Value(format!("{}: negative size in shape {s:?}", a.op))))
+        .map(|&d| usize::try_from(d).map_err(|_| Error::Value(format!("{op}: negative size in shape {s:?}"))))
         .collect()
 }
 
 /// Registry builder for `take`.
 pub fn take_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Take { axis: a.int_or("axis", 0)?, mode: TakeMode::parse(a.str_or("mode", "clip")?)? }))
+    let p = TakeParams::parse(a)?;
+    Ok(Arc::new(Take { axis: p.axis, mode: p.mode }))
 }
 
 /// Registry builder for `_backward_take`.
 pub fn take_grad_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(TakeGrad {
-        axis: a.int_or("axis", 0)?,
-        mode: TakeMode::parse(a.str_or("mode", "clip")?)?,
-        shape: shape_param(a)?,
-    }))
+    let p = TakeGradParams::parse(a)?;
+    Ok(Arc::new(TakeGrad { axis: p.axis, mode: p.mode, shape: sizes_of(&a.op, &p.shape)? }))
 }
 
 /// Registry builder for `gather_nd`.
-pub fn gather_nd_op(_a: &Attrs) -> Result<OpRef> {
+pub fn gather_nd_op(a: &Attrs) -> Result<OpRef> {
+    NoParams::parse(a)?;
     Ok(Arc::new(GatherNd))
 }
 
 /// Registry builder for `scatter_nd` and `_backward_gather_nd`.
 pub fn scatter_nd_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(ScatterNd { shape: shape_param(a)?, add: a.op == "_backward_gather_nd" }))
+    let p = ScatterNdParams::parse(a)?;
+    Ok(Arc::new(ScatterNd { shape: sizes_of(&a.op, &p.shape)?, add: a.op == "_backward_gather_nd" }))
 }
+
+/// The gather/scatter ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "take",
+        aliases: &[],
+        args: &["a", "indices"],
+        doc: "Slices of a along axis at the given indices (mode clip, wrap or raise).",
+        params: TakeParams::schema,
+        build: take_op,
+    },
+    OpDef {
+        name: "_backward_take",
+        aliases: &[],
+        args: &["ograd", "indices"],
+        doc: "Gradient of take: scatter-add into zeros of shape.",
+        params: TakeGradParams::schema,
+        build: take_grad_op,
+    },
+    OpDef {
+        name: "gather_nd",
+        aliases: &[],
+        args: &["data", "indices"],
+        doc: "Elements or slices of data at index tuples indices[:, i] (shape (M, ...)).",
+        params: NoParams::schema,
+        build: gather_nd_op,
+    },
+    OpDef {
+        name: "scatter_nd",
+        aliases: &[],
+        args: &["data", "indices"],
+        doc: "Zeros of shape with data written at index tuples indices[:, i].",
+        params: ScatterNdParams::schema,
+        build: scatter_nd_op,
+    },
+    OpDef {
+        name: "_backward_gather_nd",
+        aliases: &[],
+        args: &["data", "indices"],
+        doc: "Zeros of shape with data added at index tuples (gather_nd gradient).",
+        params: ScatterNdParams::schema,
+        build: scatter_nd_op,
+    },
+];
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,8 @@ use ferrograd_kernels::par::{self, Cost};
 use ferrograd_kernels::Element;
 
 use super::indexing::TakeMode;
-use super::shape_index::ScatterAlong;
+use super::params::{OpDef, OpParams, ParamEnum};
+use super::shape_index::{IndexDType, ScatterAlong};
 use super::shape_more::dense;
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
@@ -22,34 +23,12 @@ use crate::ndarray::{Meta, NDArray};
 use crate::with_dtype;
 
 /// What `topk` returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
 pub enum RetTyp {
-    Value,
+    Both,
     Indices,
     Mask,
-    Both,
-}
-
-impl RetTyp {
-    fn parse(s: &str) -> Result<RetTyp> {
-        match s {
-            "value" => Ok(RetTyp::Value),
-            "indices" => Ok(RetTyp::Indices),
-            "mask" => Ok(RetTyp::Mask),
-            "both" => Ok(RetTyp::Both),
-            _ => {
-                Err(Error::Value(format!("topk: ret_typ must be one of 'value', 'indices', 'mask', 'both', got '{s}'")))
-            }
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            RetTyp::Value => "value",
-            RetTyp::Indices => "indices",
-            RetTyp::Mask => "mask",
-            RetTyp::Both => "both",
-        }
-    }
+    Value,
 }
 
 /// Which op.
@@ -278,46 +257,111 @@ impl Op for Ordering {
 
 // ---- registry builders ----
 
-/// `axis=None` (Python `None` or MXNet's string `'None'`) flattens; absent means -1.
-fn axis_param(a: &Attrs) -> Result<Option<i64>> {
-    if a.is_explicit_none("axis") {
-        return Ok(None);
-    }
-    match a.str_or("axis", "") {
-        Ok("None") => Ok(None),
-        _ => Ok(Some(a.tuple("axis")?.and_then(|t| t.first().copied()).unwrap_or(-1))),
-    }
+/// `topk`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct TopKParams {
+    /// Axis to select along; None selects from the flattened array.
+    #[param(default = Some(-1))]
+    pub axis: Option<i64>,
+    /// How many elements to select (k < 1 selects the whole axis).
+    #[param(default = 1)]
+    pub k: i64,
+    /// Return the values, their indices, a 0/1 mask of the selected positions, or values and indices.
+    #[param(default = RetTyp::Indices)]
+    pub ret_typ: RetTyp,
+    /// Select the k smallest instead of the k largest.
+    #[param(default = false)]
+    pub is_ascend: bool,
+    /// Dtype of returned indices (ret_typ indices or both).
+    #[param(default = IndexDType::Float32)]
+    pub dtype: IndexDType,
+}
+
+/// `sort`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SortParams {
+    /// Axis to sort along; None sorts the flattened array.
+    #[param(default = Some(-1))]
+    pub axis: Option<i64>,
+    /// Ascending order (False: descending).
+    #[param(default = true)]
+    pub is_ascend: bool,
+}
+
+/// `argsort`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ArgSortParams {
+    /// Axis to sort along; None sorts the flattened array.
+    #[param(default = Some(-1))]
+    pub axis: Option<i64>,
+    /// Ascending order (False: descending).
+    #[param(default = true)]
+    pub is_ascend: bool,
+    /// Dtype of the returned indices.
+    #[param(default = IndexDType::Float32)]
+    pub dtype: IndexDType,
 }
 
 pub fn topk_op(a: &Attrs) -> Result<OpRef> {
+    let p = TopKParams::parse(a)?;
     Ok(Arc::new(Ordering {
         kind: OrderKind::TopK,
-        axis: axis_param(a)?,
-        k: a.int_or("k", 1)?,
-        ret: RetTyp::parse(a.str_or("ret_typ", "indices")?)?,
-        is_ascend: a.bool_or("is_ascend", false)?,
-        dtype: DType::from_name(a.str_or("dtype", "float32")?)?,
+        axis: p.axis,
+        k: p.k,
+        ret: p.ret_typ,
+        is_ascend: p.is_ascend,
+        dtype: p.dtype.dtype(),
     }))
 }
 
 pub fn sort_op(a: &Attrs) -> Result<OpRef> {
+    let p = SortParams::parse(a)?;
     Ok(Arc::new(Ordering {
         kind: OrderKind::Sort,
-        axis: axis_param(a)?,
+        axis: p.axis,
         k: 0,
         ret: RetTyp::Value,
-        is_ascend: a.bool_or("is_ascend", true)?,
+        is_ascend: p.is_ascend,
         dtype: DType::I64,
     }))
 }
 
 pub fn argsort_op(a: &Attrs) -> Result<OpRef> {
+    let p = ArgSortParams::parse(a)?;
     Ok(Arc::new(Ordering {
         kind: OrderKind::ArgSort,
-        axis: axis_param(a)?,
+        axis: p.axis,
         k: 0,
         ret: RetTyp::Indices,
-        is_ascend: a.bool_or("is_ascend", true)?,
-        dtype: DType::from_name(a.str_or("dtype", "float32")?)?,
+        is_ascend: p.is_ascend,
+        dtype: p.dtype.dtype(),
     }))
 }
+
+/// The ordering ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "topk",
+        aliases: &[],
+        args: &["data"],
+        doc: "Top k elements along an axis: values, indices, a mask or both (axis=None flattens).",
+        params: TopKParams::schema,
+        build: topk_op,
+    },
+    OpDef {
+        name: "sort",
+        aliases: &[],
+        args: &["data"],
+        doc: "Sorted values along an axis (stable; axis=None flattens).",
+        params: SortParams::schema,
+        build: sort_op,
+    },
+    OpDef {
+        name: "argsort",
+        aliases: &[],
+        args: &["data"],
+        doc: "Indices that sort an axis (stable; axis=None flattens).",
+        params: ArgSortParams::schema,
+        build: argsort_op,
+    },
+];

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::attrs::fmt_tuple;
+use super::params::{OpDef, OpParams, ParamEnum};
 use super::shape_more::{dense, sizes};
 use super::{AttrValue, Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
@@ -209,61 +210,143 @@ impl Op for Sample {
 
 // ---- registry builders ----
 
-fn shape_of(a: &Attrs) -> Result<Vec<usize>> {
-    sizes(&a.op, "shape", &a.tuple("shape")?.unwrap_or_default())
+/// A float output dtype of the samplers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum FloatDType {
+    Float16,
+    Float32,
+    Float64,
 }
 
-fn dtype_of(a: &Attrs, default: DType) -> Result<DType> {
-    match a.str_or("dtype", "None")? {
-        "None" => Ok(default),
-        s => DType::from_name(s),
+impl FloatDType {
+    fn dtype(self) -> DType {
+        match self {
+            FloatDType::Float16 => DType::F16,
+            FloatDType::Float32 => DType::F32,
+            FloatDType::Float64 => DType::F64,
+        }
     }
+}
+
+/// An integer output dtype of `_random_randint`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum IntDType {
+    Int32,
+    Int64,
+}
+
+/// `_random_uniform`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct RandomUniformParams {
+    /// Lower bound (inclusive).
+    #[param(default = 0.0)]
+    pub low: f64,
+    /// Upper bound (exclusive).
+    #[param(default = 1.0)]
+    pub high: f64,
+    /// Output shape (None: a scalar-shaped draw, as an empty tuple).
+    #[param(default = None)]
+    pub shape: Option<Vec<i64>>,
+    /// Device of the output (accepted and ignored: ferrograd computes on the CPU).
+    #[param(default = String::new())]
+    pub ctx: String,
+    /// Output dtype (None: float32).
+    #[param(default = None)]
+    pub dtype: Option<FloatDType>,
+}
+
+/// `_random_normal`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct RandomNormalParams {
+    /// Mean.
+    #[param(default = 0.0)]
+    pub loc: f64,
+    /// Standard deviation (>= 0).
+    #[param(default = 1.0)]
+    pub scale: f64,
+    /// Output shape (None: a scalar-shaped draw, as an empty tuple).
+    #[param(default = None)]
+    pub shape: Option<Vec<i64>>,
+    /// Device of the output (accepted and ignored: ferrograd computes on the CPU).
+    #[param(default = String::new())]
+    pub ctx: String,
+    /// Output dtype (None: float32).
+    #[param(default = None)]
+    pub dtype: Option<FloatDType>,
+}
+
+/// `_random_randint`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct RandomRandintParams {
+    /// Lower bound (inclusive).
+    pub low: i64,
+    /// Upper bound (exclusive).
+    pub high: i64,
+    /// Output shape (None: a scalar-shaped draw, as an empty tuple).
+    #[param(default = None)]
+    pub shape: Option<Vec<i64>>,
+    /// Device of the output (accepted and ignored: ferrograd computes on the CPU).
+    #[param(default = String::new())]
+    pub ctx: String,
+    /// Output dtype (None: int32).
+    #[param(default = None)]
+    pub dtype: Option<IntDType>,
+}
+
+/// `_sample_uniform`'s and `_sample_normal`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SampleParams {
+    /// Samples drawn per distribution, appended to the parameter arrays' shape.
+    #[param(default = Vec::new())]
+    pub shape: Vec<i64>,
+    /// Output dtype (None: the parameters' dtype, float32 for integer parameters).
+    #[param(default = None)]
+    pub dtype: Option<FloatDType>,
+}
+
+fn shape_of(op: &str, shape: Option<Vec<i64>>) -> Result<Vec<usize>> {
+    sizes(op, "shape", &shape.unwrap_or_default())
 }
 
 pub fn random_uniform_op(a: &Attrs) -> Result<OpRef> {
-    let (low, high) = (a.f64_or("low", 0.0)?, a.f64_or("high", 1.0)?);
+    let p = RandomUniformParams::parse(a)?;
+    let (low, high) = (p.low, p.high);
     if !(low.is_finite() && high.is_finite() && low <= high) {
         return Err(Error::Value(format!("_random_uniform: need finite low <= high, got low={low}, high={high}")));
     }
-    let dtype = dtype_of(a, DType::F32)?;
-    if !dtype.is_float() {
-        return Err(Error::DType(format!("_random_uniform: dtype must be a float type, got {dtype}")));
-    }
-    Ok(Arc::new(Random { dist: Dist::Uniform, a: low, b: high, shape: shape_of(a)?, dtype }))
+    let dtype = p.dtype.map_or(DType::F32, FloatDType::dtype);
+    Ok(Arc::new(Random { dist: Dist::Uniform, a: low, b: high, shape: shape_of(&a.op, p.shape)?, dtype }))
 }
 
 pub fn random_normal_op(a: &Attrs) -> Result<OpRef> {
-    let (loc, scale) = (a.f64_or("loc", 0.0)?, a.f64_or("scale", 1.0)?);
+    let p = RandomNormalParams::parse(a)?;
+    let (loc, scale) = (p.loc, p.scale);
     if !(loc.is_finite() && scale.is_finite() && scale >= 0.0) {
         return Err(Error::Value(format!(
             "_random_normal: need finite loc and scale >= 0, got loc={loc}, scale={scale}"
         )));
     }
-    let dtype = dtype_of(a, DType::F32)?;
-    if !dtype.is_float() {
-        return Err(Error::DType(format!("_random_normal: dtype must be a float type, got {dtype}")));
-    }
-    Ok(Arc::new(Random { dist: Dist::Normal, a: loc, b: scale, shape: shape_of(a)?, dtype }))
+    let dtype = p.dtype.map_or(DType::F32, FloatDType::dtype);
+    Ok(Arc::new(Random { dist: Dist::Normal, a: loc, b: scale, shape: shape_of(&a.op, p.shape)?, dtype }))
 }
 
 pub fn random_randint_op(a: &Attrs) -> Result<OpRef> {
-    if a.f64_or("low", f64::NAN)?.is_nan() || a.f64_or("high", f64::NAN)?.is_nan() {
-        return Err(Error::Value("_random_randint: required parameters 'low' and 'high' are missing".into()));
-    }
-    let (low, high) = (a.int_or("low", 0)?, a.int_or("high", 0)?);
+    let p = RandomRandintParams::parse(a)?;
+    let (low, high) = (p.low, p.high);
     if high <= low {
         return Err(Error::Value(format!("_random_randint: need low < high, got low={low}, high={high}")));
     }
-    let dtype = dtype_of(a, DType::I32)?;
-    Ok(Arc::new(Random { dist: Dist::Randint, a: low as f64, b: high as f64, shape: shape_of(a)?, dtype }))
+    let dtype = match p.dtype {
+        None | Some(IntDType::Int32) => DType::I32,
+        Some(IntDType::Int64) => DType::I64,
+    };
+    let shape = shape_of(&a.op, p.shape)?;
+    Ok(Arc::new(Random { dist: Dist::Randint, a: low as f64, b: high as f64, shape, dtype }))
 }
 
 fn sample(a: &Attrs, dist: Dist) -> Result<OpRef> {
-    let dtype = match a.str_or("dtype", "None")? {
-        "None" => None,
-        s => Some(DType::from_name(s)?),
-    };
-    Ok(Arc::new(Sample { dist, shape: shape_of(a)?, dtype }))
+    let p = SampleParams::parse(a)?;
+    Ok(Arc::new(Sample { dist, shape: sizes(&a.op, "shape", &p.shape)?, dtype: p.dtype.map(FloatDType::dtype) }))
 }
 
 pub fn sample_uniform_op(a: &Attrs) -> Result<OpRef> {
@@ -273,3 +356,47 @@ pub fn sample_uniform_op(a: &Attrs) -> Result<OpRef> {
 pub fn sample_normal_op(a: &Attrs) -> Result<OpRef> {
     sample(a, Dist::Normal)
 }
+
+/// The samplers' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "_random_uniform",
+        aliases: &["random_uniform", "uniform"],
+        args: &[],
+        doc: "Samples uniform in [low, high) (not differentiable).",
+        params: RandomUniformParams::schema,
+        build: random_uniform_op,
+    },
+    OpDef {
+        name: "_random_normal",
+        aliases: &["random_normal", "normal"],
+        args: &[],
+        doc: "Samples from N(loc, scale²) (not differentiable).",
+        params: RandomNormalParams::schema,
+        build: random_normal_op,
+    },
+    OpDef {
+        name: "_random_randint",
+        aliases: &["random_randint"],
+        args: &[],
+        doc: "Integers uniform in [low, high) (not differentiable).",
+        params: RandomRandintParams::schema,
+        build: random_randint_op,
+    },
+    OpDef {
+        name: "_sample_uniform",
+        aliases: &["sample_uniform"],
+        args: &["low", "high"],
+        doc: "shape samples per element of low/high, uniform in [low, high) (not differentiable).",
+        params: SampleParams::schema,
+        build: sample_uniform_op,
+    },
+    OpDef {
+        name: "_sample_normal",
+        aliases: &["sample_normal"],
+        args: &["mu", "sigma"],
+        doc: "shape samples per element of mu/sigma from N(mu, sigma²) (not differentiable).",
+        params: SampleParams::schema,
+        build: sample_normal_op,
+    },
+];

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::attrs::fmt_tuple;
+use super::params::{OpDef, OpParams};
 use super::shape::BasicIndex;
 use super::shape_more::sizes;
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
@@ -219,14 +220,44 @@ impl Op for SliceLike {
 
 // ---- registry builders ----
 
+/// `broadcast_like`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct BroadcastLikeParams {
+    /// Axes of lhs to broadcast (None: broadcast lhs to the whole shape of rhs).
+    #[param(default = None)]
+    pub lhs_axes: Option<Vec<i64>>,
+    /// Axes of rhs whose sizes the lhs_axes take, pairwise.
+    #[param(default = None)]
+    pub rhs_axes: Option<Vec<i64>>,
+}
+
+/// `broadcast_axis`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct BroadcastAxisParams {
+    /// Size-1 axes to broadcast.
+    #[param(default = Vec::new())]
+    pub axis: Vec<i64>,
+    /// Target size of each listed axis, pairwise with axis.
+    #[param(default = Vec::new())]
+    pub size: Vec<i64>,
+}
+
+/// `slice_like`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SliceLikeParams {
+    /// Axes cut to shape_like's sizes (empty: every axis; negatives count from the end).
+    #[param(default = Vec::new())]
+    pub axes: Vec<i64>,
+}
+
 pub fn broadcast_like_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(BroadcastLike { lhs_axes: a.tuple("lhs_axes")?, rhs_axes: a.tuple("rhs_axes")? }))
+    let p = BroadcastLikeParams::parse(a)?;
+    Ok(Arc::new(BroadcastLike { lhs_axes: p.lhs_axes, rhs_axes: p.rhs_axes }))
 }
 
 pub fn broadcast_axis_op(a: &Attrs) -> Result<OpRef> {
-    let axis = a.tuple("axis")?.unwrap_or_default();
-    let size = sizes("broadcast_axis", "size", &a.tuple("size")?.unwrap_or_default())?;
-    let op = BroadcastAxis { axis, size };
+    let p = BroadcastAxisParams::parse(a)?;
+    let op = BroadcastAxis { axis: p.axis, size: sizes("broadcast_axis", "size", &p.size)? };
     if op.axis.len() != op.size.len() {
         op.target(&[])?; // reports the length mismatch
     }
@@ -234,5 +265,33 @@ pub fn broadcast_axis_op(a: &Attrs) -> Result<OpRef> {
 }
 
 pub fn slice_like_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(SliceLike { axes: a.tuple("axes")?.unwrap_or_default() }))
+    Ok(Arc::new(SliceLike { axes: SliceLikeParams::parse(a)?.axes }))
 }
+
+/// The shape-borrowing ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "broadcast_like",
+        aliases: &[],
+        args: &["lhs", "rhs"],
+        doc: "Broadcast lhs to the shape of rhs (or of rhs's rhs_axes on lhs_axes).",
+        params: BroadcastLikeParams::schema,
+        build: broadcast_like_op,
+    },
+    OpDef {
+        name: "broadcast_axis",
+        aliases: &["broadcast_axes"],
+        args: &["data"],
+        doc: "Broadcast size-1 axes to the given sizes.",
+        params: BroadcastAxisParams::schema,
+        build: broadcast_axis_op,
+    },
+    OpDef {
+        name: "slice_like",
+        aliases: &[],
+        args: &["data", "shape_like"],
+        doc: "Slice data to the shape of shape_like on the given axes (all when empty).",
+        params: SliceLikeParams::schema,
+        build: slice_like_op,
+    },
+];

@@ -13,6 +13,7 @@ use ferrograd_kernels::Element;
 use super::attrs::fmt_tuple;
 use super::binary::Num;
 use super::indexing::{index_values, TakeMode};
+use super::params::{NoParams, OpDef, OpParams, ParamEnum};
 use super::shape_more::{dense, sizes};
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
@@ -393,29 +394,11 @@ impl Op for OneHot {
 }
 
 /// Padding modes of `Pad`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
 pub enum PadMode {
     Constant,
     Edge,
     Reflect,
-}
-
-impl PadMode {
-    fn parse(s: &str) -> Result<PadMode> {
-        match s {
-            "constant" => Ok(PadMode::Constant),
-            "edge" => Ok(PadMode::Edge),
-            "reflect" => Ok(PadMode::Reflect),
-            _ => Err(Error::Value(format!("Pad: mode must be one of 'constant', 'edge', 'reflect', got '{s}'"))),
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            PadMode::Constant => "constant",
-            PadMode::Edge => "edge",
-            PadMode::Reflect => "reflect",
-        }
-    }
 }
 
 /// (output shape, flat source position per output element or NONE) for padding `shape`.
@@ -738,49 +721,178 @@ impl Op for DiagGrad {
 
 // ---- registry builders ----
 
-fn pick_mode(a: &Attrs) -> Result<TakeMode> {
-    match a.str_or("mode", "clip")? {
-        "clip" => Ok(TakeMode::Clip),
-        "wrap" => Ok(TakeMode::Wrap),
-        m => Err(Error::Value(format!("{}: mode must be 'clip' or 'wrap', got '{m}'", a.op))),
+/// The out-of-range index handling `pick` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum PickMode {
+    Clip,
+    Wrap,
+}
+
+/// An output dtype MXNet allows for index-valued results (`one_hot`, `topk`, `argsort`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+pub enum IndexDType {
+    Float16,
+    Float32,
+    Float64,
+    Int32,
+    Int64,
+    Uint8,
+}
+
+impl IndexDType {
+    /// The array dtype.
+    pub fn dtype(self) -> DType {
+        match self {
+            IndexDType::Float16 => DType::F16,
+            IndexDType::Float32 => DType::F32,
+            IndexDType::Float64 => DType::F64,
+            IndexDType::Int32 => DType::I32,
+            IndexDType::Int64 => DType::I64,
+            IndexDType::Uint8 => DType::U8,
+        }
     }
 }
 
-pub fn pick_op(a: &Attrs) -> Result<OpRef> {
-    let axis = match a.str_or("axis", "") {
-        Ok("None") => return Err(Error::Value("pick: axis=None is not supported; give an axis".into())),
-        _ => a.int_or("axis", -1)?,
-    };
-    Ok(Arc::new(Pick { axis, keepdims: a.bool_or("keepdims", false)?, mode: pick_mode(a)? }))
+/// `pick`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct PickParams {
+    /// Axis to pick along (None, picking from the flattened array, is not supported).
+    #[param(default = Some(-1))]
+    pub axis: Option<i64>,
+    /// Keep the picked axis as a size-1 axis.
+    #[param(default = false)]
+    pub keepdims: bool,
+    /// What an index outside the axis does: clamp or wrap around.
+    #[param(default = PickMode::Clip)]
+    pub mode: PickMode,
 }
 
-pub fn batch_take_op(_a: &Attrs) -> Result<OpRef> {
+/// `one_hot`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct OneHotParams {
+    /// Length of each one-hot row.
+    pub depth: i64,
+    /// Value at the indexed position.
+    #[param(default = 1.0)]
+    pub on_value: f64,
+    /// Value everywhere else.
+    #[param(default = 0.0)]
+    pub off_value: f64,
+    /// Output dtype (MXNet's bfloat16 and int8 are not supported).
+    #[param(default = IndexDType::Float32)]
+    pub dtype: IndexDType,
+}
+
+/// `Pad`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct PadParams {
+    /// Fill with constant_value, repeat the edge values, or mirror the data at its edges.
+    pub mode: PadMode,
+    /// Amounts added before and after each axis, flattened: (before_0, after_0, before_1, ...).
+    pub pad_width: Vec<i64>,
+    /// Fill value for mode constant.
+    #[param(default = 0.0)]
+    pub constant_value: f64,
+}
+
+/// `diag`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct DiagParams {
+    /// Diagonal offset: positive above the main diagonal, negative below.
+    #[param(default = 0)]
+    pub k: i64,
+    /// First axis of the planes whose diagonal is taken (ignored for 1-D data).
+    #[param(default = 0)]
+    pub axis1: i64,
+    /// Second axis of the planes whose diagonal is taken (ignored for 1-D data).
+    #[param(default = 1)]
+    pub axis2: i64,
+}
+
+pub fn pick_op(a: &Attrs) -> Result<OpRef> {
+    let p = PickParams::parse(a)?;
+    let Some(axis) = p.axis else {
+        return Err(Error::Value("pick: axis=None is not supported; give an axis".into()));
+    };
+    let mode = match p.mode {
+        PickMode::Clip => TakeMode::Clip,
+        PickMode::Wrap => TakeMode::Wrap,
+    };
+    Ok(Arc::new(Pick { axis, keepdims: p.keepdims, mode }))
+}
+
+pub fn batch_take_op(a: &Attrs) -> Result<OpRef> {
+    NoParams::parse(a)?;
     Ok(Arc::new(BatchTake))
 }
 
 pub fn one_hot_op(a: &Attrs) -> Result<OpRef> {
-    let depth = a.int_or("depth", -1)?;
-    if depth < 0 {
-        return Err(Error::Value(format!("one_hot: depth must be given and >= 0, got {depth}")));
+    let p = OneHotParams::parse(a)?;
+    if p.depth < 0 {
+        return Err(Error::Value(format!("one_hot: depth must be >= 0, got {}", p.depth)));
     }
     Ok(Arc::new(OneHot {
-        depth: depth as usize,
-        on_value: a.f64_or("on_value", 1.0)?,
-        off_value: a.f64_or("off_value", 0.0)?,
-        dtype: DType::from_name(a.str_or("dtype", "float32")?)?,
+        depth: p.depth as usize,
+        on_value: p.on_value,
+        off_value: p.off_value,
+        dtype: p.dtype.dtype(),
     }))
 }
 
 pub fn pad_op(a: &Attrs) -> Result<OpRef> {
-    let w =
-        a.tuple("pad_width")?.ok_or_else(|| Error::Value("Pad: required parameter 'pad_width' is missing".into()))?;
+    let p = PadParams::parse(a)?;
     Ok(Arc::new(Pad {
-        mode: PadMode::parse(a.str_or("mode", "constant")?)?,
-        pad_width: sizes("Pad", "pad_width", &w)?,
-        constant_value: a.f64_or("constant_value", 0.0)?,
+        mode: p.mode,
+        pad_width: sizes("Pad", "pad_width", &p.pad_width)?,
+        constant_value: p.constant_value,
     }))
 }
 
 pub fn diag_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Diag { k: a.int_or("k", 0)?, axis1: a.int_or("axis1", 0)?, axis2: a.int_or("axis2", 1)? }))
+    let p = DiagParams::parse(a)?;
+    Ok(Arc::new(Diag { k: p.k, axis1: p.axis1, axis2: p.axis2 }))
 }
+
+/// The index-map ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "pick",
+        aliases: &[],
+        args: &["data", "index"],
+        doc: "One element per lane along axis at the given index (mode clip or wrap).",
+        params: PickParams::schema,
+        build: pick_op,
+    },
+    OpDef {
+        name: "batch_take",
+        aliases: &[],
+        args: &["a", "indices"],
+        doc: "out[i] = a[i, indices[i]] for a of shape (N, M) (indices clipped).",
+        params: NoParams::schema,
+        build: batch_take_op,
+    },
+    OpDef {
+        name: "one_hot",
+        aliases: &[],
+        args: &["indices"],
+        doc: "One-hot rows of length depth (out-of-range indices give all off_value).",
+        params: OneHotParams::schema,
+        build: one_hot_op,
+    },
+    OpDef {
+        name: "Pad",
+        aliases: &["pad"],
+        args: &["data"],
+        doc: "Pad with a constant, the edge values or a reflection (pad_width: before/after per axis).",
+        params: PadParams::schema,
+        build: pad_op,
+    },
+    OpDef {
+        name: "diag",
+        aliases: &[],
+        args: &["data"],
+        doc: "Diagonal k of a matrix (or of axis1/axis2 planes), or a matrix from a 1-D diagonal.",
+        params: DiagParams::schema,
+        build: diag_op,
+    },
+];

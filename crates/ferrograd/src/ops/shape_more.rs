@@ -13,6 +13,7 @@ use ferrograd_kernels::par::{self, Cost};
 
 use super::attrs::fmt_tuple;
 use super::binary::Num;
+use super::params::{OpDef, OpParams};
 use super::shape_extra::SliceAxis;
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::buffer::Buffer;
@@ -586,59 +587,202 @@ impl Op for Reverse {
 
 // ---- registry builders ----
 
-fn num_args(a: &Attrs) -> Result<Option<usize>> {
-    match a.int_or("num_args", -1)? {
-        -1 => Ok(None),
-        n if n >= 1 => Ok(Some(n as usize)),
-        n => Err(Error::Value(format!("{}: num_args must be >= 1, got {n}", a.op))),
-    }
+/// `Concat`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ConcatParams {
+    /// Axis to join along (negative counts from the end).
+    #[param(default = 1)]
+    pub dim: i64,
+    /// Number of arrays joined (filled in from the arrays given; checked against them).
+    #[param(default = None)]
+    pub num_args: Option<i64>,
 }
 
-fn required_tuple(a: &Attrs, key: &str) -> Result<Vec<i64>> {
-    a.tuple(key)?.ok_or_else(|| Error::Value(format!("{}: required parameter '{key}' is missing", a.op)))
+/// `stack`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct StackParams {
+    /// Position of the new axis in the result.
+    #[param(default = 0)]
+    pub axis: i64,
+    /// Number of arrays stacked (filled in from the arrays given; checked against them).
+    #[param(default = None)]
+    pub num_args: Option<i64>,
+}
+
+/// `add_n`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct AddNParams {
+    /// Number of arrays summed (filled in from the arrays given; checked against them).
+    #[param(default = None)]
+    pub num_args: Option<i64>,
+}
+
+/// `SliceChannel`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SplitParams {
+    /// How many equal parts to cut the axis into (must divide its length).
+    pub num_outputs: i64,
+    /// Axis to split.
+    #[param(default = 1)]
+    pub axis: i64,
+    /// Drop the split axis from each output (its parts must then have length 1).
+    #[param(default = false)]
+    pub squeeze_axis: bool,
+}
+
+/// `SwapAxis`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SwapAxisParams {
+    /// First axis of the pair exchanged.
+    #[param(default = 0)]
+    pub dim1: i64,
+    /// Second axis of the pair exchanged.
+    #[param(default = 0)]
+    pub dim2: i64,
+}
+
+/// `tile`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct TileParams {
+    /// Copies per axis, aligned to the trailing axes (either side gets leading 1s as needed).
+    pub reps: Vec<i64>,
+}
+
+/// `repeat`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct RepeatParams {
+    /// Copies of each element.
+    pub repeats: i64,
+    /// Axis to repeat along; None repeats the flattened array.
+    #[param(default = None)]
+    pub axis: Option<i64>,
+}
+
+/// `reverse`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ReverseParams {
+    /// Axes whose order is reversed.
+    pub axis: Vec<i64>,
+}
+
+fn num_args(op: &str, n: Option<i64>) -> Result<Option<usize>> {
+    match n {
+        None => Ok(None),
+        Some(n) if n >= 1 => Ok(Some(n as usize)),
+        Some(n) => Err(Error::Value(format!("{op}: num_args must be >= 1, got {n}"))),
+    }
 }
 
 pub fn concat_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Concat { dim: a.int_or("dim", 1)?, num_args: num_args(a)? }))
+    let p = ConcatParams::parse(a)?;
+    Ok(Arc::new(Concat { dim: p.dim, num_args: num_args(&a.op, p.num_args)? }))
 }
 
 pub fn stack_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Stack { axis: a.int_or("axis", 0)?, num_args: num_args(a)? }))
+    let p = StackParams::parse(a)?;
+    Ok(Arc::new(Stack { axis: p.axis, num_args: num_args(&a.op, p.num_args)? }))
 }
 
 pub fn add_n_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(AddN { num_args: num_args(a)? }))
+    let p = AddNParams::parse(a)?;
+    Ok(Arc::new(AddN { num_args: num_args(&a.op, p.num_args)? }))
 }
 
 pub fn split_op(a: &Attrs) -> Result<OpRef> {
-    let n = a.int_or("num_outputs", 0)?;
+    let p = SplitParams::parse(a)?;
+    let n = p.num_outputs;
     if n < 1 {
-        return Err(Error::Value(format!("SliceChannel: num_outputs must be >= 1 (required), got {n}")));
+        return Err(Error::Value(format!("SliceChannel: num_outputs must be >= 1, got {n}")));
     }
-    Ok(Arc::new(SliceChannel {
-        num_outputs: n as usize,
-        axis: a.int_or("axis", 1)?,
-        squeeze_axis: a.bool_or("squeeze_axis", false)?,
-    }))
+    Ok(Arc::new(SliceChannel { num_outputs: n as usize, axis: p.axis, squeeze_axis: p.squeeze_axis }))
 }
 
 pub fn swapaxis_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(SwapAxis { dim1: a.int_or("dim1", 0)?, dim2: a.int_or("dim2", 0)? }))
+    let p = SwapAxisParams::parse(a)?;
+    Ok(Arc::new(SwapAxis { dim1: p.dim1, dim2: p.dim2 }))
 }
 
 pub fn tile_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Tile { reps: sizes("tile", "reps", &required_tuple(a, "reps")?)? }))
+    let p = TileParams::parse(a)?;
+    Ok(Arc::new(Tile { reps: sizes("tile", "reps", &p.reps)? }))
 }
 
 pub fn repeat_op(a: &Attrs) -> Result<OpRef> {
-    let r = a.int_or("repeats", -1)?;
-    if r < 0 {
-        return Err(Error::Value(format!("repeat: repeats must be given and >= 0, got {r}")));
+    let p = RepeatParams::parse(a)?;
+    if p.repeats < 0 {
+        return Err(Error::Value(format!("repeat: repeats must be >= 0, got {}", p.repeats)));
     }
-    let axis = a.tuple("axis")?.and_then(|t| t.first().copied());
-    Ok(Arc::new(Repeat { repeats: r as usize, axis }))
+    Ok(Arc::new(Repeat { repeats: p.repeats as usize, axis: p.axis }))
 }
 
 pub fn reverse_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Reverse { axis: required_tuple(a, "axis")? }))
+    Ok(Arc::new(Reverse { axis: ReverseParams::parse(a)?.axis }))
 }
+
+/// The joining, splitting and repeating ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "Concat",
+        aliases: &["concat"],
+        args: &["*data"],
+        doc: "Join arrays along an existing axis (dim).",
+        params: ConcatParams::schema,
+        build: concat_op,
+    },
+    OpDef {
+        name: "stack",
+        aliases: &[],
+        args: &["*data"],
+        doc: "Join equally shaped arrays along a new axis.",
+        params: StackParams::schema,
+        build: stack_op,
+    },
+    OpDef {
+        name: "SliceChannel",
+        aliases: &["split"],
+        args: &["data"],
+        doc: "Split into num_outputs equal parts along an axis (one output each).",
+        params: SplitParams::schema,
+        build: split_op,
+    },
+    OpDef {
+        name: "add_n",
+        aliases: &["ElementWiseSum"],
+        args: &["*args"],
+        doc: "Elementwise sum of equally shaped arrays.",
+        params: AddNParams::schema,
+        build: add_n_op,
+    },
+    OpDef {
+        name: "SwapAxis",
+        aliases: &["swapaxes"],
+        args: &["data"],
+        doc: "Interchange two axes.",
+        params: SwapAxisParams::schema,
+        build: swapaxis_op,
+    },
+    OpDef {
+        name: "tile",
+        aliases: &[],
+        args: &["data"],
+        doc: "Repeat the whole array reps times per axis (NumPy tile).",
+        params: TileParams::schema,
+        build: tile_op,
+    },
+    OpDef {
+        name: "repeat",
+        aliases: &[],
+        args: &["data"],
+        doc: "Repeat each element along an axis (flattened when axis is None).",
+        params: RepeatParams::schema,
+        build: repeat_op,
+    },
+    OpDef {
+        name: "reverse",
+        aliases: &["flip"],
+        args: &["data"],
+        doc: "Reverse the order of elements along the given axes.",
+        params: ReverseParams::schema,
+        build: reverse_op,
+    },
+];
