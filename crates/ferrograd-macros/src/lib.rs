@@ -35,6 +35,8 @@ fn doc_of(attrs: &[syn::Attribute]) -> String {
 struct ParamAttr {
     default: Option<Expr>,
     name: Option<String>,
+    /// On an enum: its values are dtypes, so a bad one is a dtype error (a TypeError).
+    dtype: bool,
 }
 
 fn param_attr(attrs: &[syn::Attribute]) -> syn::Result<ParamAttr> {
@@ -47,8 +49,11 @@ fn param_attr(attrs: &[syn::Attribute]) -> syn::Result<ParamAttr> {
             } else if m.path.is_ident("name") {
                 out.name = Some(m.value()?.parse::<LitStr>()?.value());
                 Ok(())
+            } else if m.path.is_ident("dtype") {
+                out.dtype = true;
+                Ok(())
             } else {
-                Err(m.error("expected `default = <expr>` or `name = \"...\"`"))
+                Err(m.error("expected `default = <expr>`, `name = \"...\"` or `dtype`"))
             }
         })?;
     }
@@ -148,7 +153,8 @@ fn op_params(input: &DeriveInput) -> syn::Result<TokenStream2> {
 }
 
 /// Derives `crate::ops::params::ParamType` for a fieldless enum: a string parameter whose allowed
-/// values are the variants' names (lowercased, or `#[param(name = "...")]`).
+/// values are the variants' names (lowercased, or `#[param(name = "...")]`). `#[param(dtype)]` on
+/// the enum makes a bad value a dtype error.
 #[proc_macro_derive(ParamEnum, attributes(param))]
 pub fn derive_param_enum(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -164,6 +170,15 @@ fn param_enum(input: &DeriveInput) -> syn::Result<TokenStream2> {
         return Err(syn::Error::new_spanned(ident, "ParamEnum needs an enum"));
     };
     let p = quote!(crate::ops::params);
+    let invalid = if param_attr(&input.attrs)?.dtype {
+        quote! {
+            fn invalid(msg: ::std::string::String) -> crate::error::Error {
+                crate::error::Error::DType(msg)
+            }
+        }
+    } else {
+        quote!()
+    };
     let (mut vars, mut names) = (Vec::new(), Vec::new());
     for v in &data.variants {
         if !matches!(v.fields, Fields::Unit) {
@@ -204,6 +219,7 @@ fn param_enum(input: &DeriveInput) -> syn::Result<TokenStream2> {
             fn to_value(&self) -> #p::AttrValue {
                 #p::AttrValue::Str(self.name().to_string())
             }
+            #invalid
         }
     })
 }

@@ -514,7 +514,6 @@ fn build_binary(a: &Attrs) -> Result<OpRef> {
 #[derive(Clone, Debug, PartialEq, OpParams)]
 pub struct ScalarParams {
     /// The scalar operand.
-    #[param(default = 1.0)]
     pub scalar: f64,
     /// Whether MXNet treated the scalar as an integer (written by MXNet 1.9; the value is used as
     /// given).

@@ -212,6 +212,7 @@ impl Op for Sample {
 
 /// A float output dtype of the samplers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+#[param(dtype)]
 pub enum FloatDType {
     Float16,
     Float32,
@@ -230,6 +231,7 @@ impl FloatDType {
 
 /// An integer output dtype of `_random_randint`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+#[param(dtype)]
 pub enum IntDType {
     Int32,
     Int64,

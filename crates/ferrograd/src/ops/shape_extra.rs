@@ -146,7 +146,8 @@ pub struct SliceAxisParams {
     pub axis: i64,
     /// Start index (negative counts from the end).
     pub begin: i64,
-    /// Stop index, exclusive (None: to the end).
+    /// Stop index, exclusive (None: to the end; MXNet requires it, ferrograd defaults to None).
+    #[param(default = None)]
     pub end: Option<i64>,
 }
 

@@ -730,6 +730,7 @@ pub enum PickMode {
 
 /// An output dtype MXNet allows for index-valued results (`one_hot`, `topk`, `argsort`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+#[param(dtype)]
 pub enum IndexDType {
     Float16,
     Float32,

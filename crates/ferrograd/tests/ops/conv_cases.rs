@@ -261,6 +261,9 @@ fn deconv_ref(x: &NDArray, w: &NDArray, b: Option<&NDArray>, cfg: &Cfg, pad: &[u
 
 fn deconv_params(cfg: &Cfg, adj: &[usize], target: &[usize]) -> Params {
     let mut p = cfg.params();
+    if cfg.bias {
+        p.push(("no_bias", boolean(false))); // Deconvolution has no bias by default (MXNet 1.9)
+    }
     let t = |v: &[usize]| tuple(&v.iter().map(|&x| x as i64).collect::<Vec<_>>());
     if !adj.is_empty() {
         p.push(("adj", t(adj)));

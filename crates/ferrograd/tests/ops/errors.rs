@@ -16,6 +16,7 @@ enum Kind {
     DType,
     Index,
     Value,
+    Type,
 }
 
 #[track_caller]
@@ -25,7 +26,8 @@ fn expect(kind: Kind, name: &str, inputs: &[NDArray], params: &[(&str, AttrValue
         (Err(Error::Shape(m)), Kind::Shape)
         | (Err(Error::DType(m)), Kind::DType)
         | (Err(Error::Index(m)), Kind::Index)
-        | (Err(Error::Value(m)), Kind::Value) => m.clone(),
+        | (Err(Error::Value(m)), Kind::Value)
+        | (Err(Error::Type(m)), Kind::Type) => m.clone(),
         _ => panic!("{name}{params:?}: expected a {kind:?} error, got {r:?}"),
     };
     for n in needles {
@@ -126,7 +128,8 @@ fn dot_errors() {
 #[test]
 fn name_parameter_and_arity_errors() {
     expect(Kind::Value, "no_such_op", &[x(&[2])], &[], &["no_such_op"]);
-    expect(Kind::Value, "sum", &[x(&[2])], &[("axsi", int(0))], &["sum", "axsi", "axis"]);
+    // An unknown parameter is a Type error (Python: a TypeError, like any unknown keyword).
+    expect(Kind::Type, "sum", &[x(&[2])], &[("axsi", int(0))], &["sum", "axsi", "axis"]);
     expect(Kind::Value, "sum", &[x(&[2])], &[("axis", string("zero"))], &["sum", "axis", "zero"]);
     expect(Kind::Value, "sum", &[x(&[2])], &[("keepdims", string("maybe"))], &["sum", "keepdims"]);
     expect(Kind::Value, "norm", &[x(&[2])], &[("ord", int(3))], &["norm", "ord"]);

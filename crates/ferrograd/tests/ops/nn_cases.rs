@@ -558,6 +558,7 @@ fn expect_err(name: &str, inputs: &[NDArray], params: &[(&str, AttrValue)], kind
         Err(ferrograd::Error::DType(m)) => ("dtype", m),
         Err(ferrograd::Error::Index(m)) => ("index", m),
         Err(ferrograd::Error::Value(m)) => ("value", m),
+        Err(ferrograd::Error::Type(m)) => ("type", m),
         _ => panic!("{name}{params:?}: expected a {kind} error, got {r:?}"),
     };
     assert_eq!(k, kind, "{name}: {msg}");
@@ -600,7 +601,7 @@ fn nn_bad_inputs() {
         "FullyConnected",
         &[z(&[2, 5]), z(&[3, 5]), z(&[3])],
         &[("num_hidden", int(3)), ("flaten", boolean(true))],
-        "value",
+        "type",
         &["unknown parameter 'flaten'"],
     );
     expect_err(

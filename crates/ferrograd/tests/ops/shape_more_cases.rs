@@ -563,7 +563,7 @@ pub fn pad(name: &'static str) {
         }
     }
     // 0-d data: nothing to pad.
-    let y = call1(name, &[f64s(&[4.0], &[])], &[("pad_width", tuple(&[]))]);
+    let y = call1(name, &[f64s(&[4.0], &[])], &[("mode", string("constant")), ("pad_width", tuple(&[]))]);
     check_arr("Pad 0-d", &y, &[], F64, &[4.0], 0.0, 0.0);
     // String attributes (symbol JSON form) and an empty axis padded with a constant.
     let y = call1(
@@ -716,7 +716,14 @@ fn shape_more_errors() {
     expect(Kind::Value, "pick", &[z(&[2, 3]), z(&[2])], &[("mode", string("raise"))], &["pick", "mode"]);
     expect(Kind::Shape, "batch_take", &[z(&[2, 3]), z(&[3])], &[], &["batch_take", "(2, 3)", "(3,)"]);
     expect(Kind::Value, "one_hot", &[z(&[2])], &[], &["one_hot", "depth"]);
-    expect(Kind::Shape, "Pad", &[z(&[2, 3])], &[("pad_width", tuple(&[1, 1]))], &["Pad", "(2, 3)", "pad_width"]);
+    let constant = ("mode", string("constant"));
+    expect(
+        Kind::Shape,
+        "Pad",
+        &[z(&[2, 3])],
+        &[constant.clone(), ("pad_width", tuple(&[1, 1]))],
+        &["Pad", "(2, 3)", "pad_width"],
+    );
     expect(
         Kind::Shape,
         "Pad",
@@ -735,7 +742,7 @@ fn shape_more_errors() {
     expect(Kind::Value, "diag", &[z(&[2, 2])], &[("axis1", int(1)), ("axis2", int(1))], &["diag", "axis"]);
     // Absurd sizes fail cleanly instead of overflowing or exhausting memory.
     expect(Kind::Value, "diag", &[z(&[3])], &[("k", int(i64::MIN))], &["diag", "too large"]);
-    expect(Kind::Value, "Pad", &[z(&[2])], &[("pad_width", tuple(&[0, i64::MAX]))], &["Pad"]);
+    expect(Kind::Value, "Pad", &[z(&[2])], &[constant, ("pad_width", tuple(&[0, i64::MAX]))], &["Pad"]);
     expect(Kind::Value, "tile", &[z(&[2])], &[("reps", tuple(&[i64::MAX, 4]))], &["tile"]);
     expect(Kind::Value, "one_hot", &[z(&[2])], &[("depth", int(i64::MAX))], &["one_hot"]);
     let y = call("diag", &[z(&[2, 3])], &[("k", int(i64::MIN))]).unwrap();

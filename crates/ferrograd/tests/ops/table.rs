@@ -74,7 +74,10 @@ fn pool_p() -> Params {
     vec![("kernel", tuple(&[2, 2])), ("pool_type", string("max"))]
 }
 fn upsampling_p() -> Params {
-    vec![("scale", int(2))]
+    vec![("scale", int(2)), ("sample_type", string("nearest"))]
+}
+fn slice_axis_p() -> Params {
+    vec![("axis", int(0)), ("begin", int(0))]
 }
 fn scatter_p() -> Params {
     vec![("shape", tuple(&[3, 2]))]
@@ -257,7 +260,7 @@ table! {
     "expand_dims" => shape, axis_p, fs::expand_dims, Some(gr::shape_op);
     "squeeze" => shape, none, fs::squeeze, Some(gr::shape_op);
     "slice" => shape, slice_p, fs::slice, Some(gr::shape_op);
-    "slice_axis" => shape, none, fs::slice_axis, Some(gr::shape_op);
+    "slice_axis" => shape, slice_axis_p, fs::slice_axis, Some(gr::shape_op);
     "take" => indexing, none, fi::take, Some(fi::take_grad);
     "_backward_take" => indexing, take_grad_p, fi::backward_take, Some(fi::backward_take_grad);
     "gather_nd" => indexing, none, fi::gather_nd, Some(fi::gather_nd_grad);

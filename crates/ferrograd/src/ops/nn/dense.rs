@@ -416,6 +416,7 @@ pub struct LinalgGemm2Params {
 
 /// The weight dtypes `Embedding` names (bfloat16 and int8 are rejected: no such dtype here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+#[param(dtype)]
 pub enum EmbeddingDType {
     Bfloat16,
     Float16,

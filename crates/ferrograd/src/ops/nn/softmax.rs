@@ -552,6 +552,7 @@ impl Op for SoftmaxActivation {
 
 /// Output dtypes the softmax family may be asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ParamEnum)]
+#[param(dtype)]
 pub enum SoftmaxDType {
     Float16,
     Float32,
