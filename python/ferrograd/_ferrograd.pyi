@@ -264,6 +264,14 @@ class OpFunc:
     def __repr__(self) -> str: ...
 
 
+def _init_errors(mxnet: type, shape: type, dtype: type, index: type, value: type) -> None:
+    """Hands ``ferrograd.base``'s exception classes to the native module (at its import)."""
+
+
+def _init_context(cpu: Callable[..., Any], check_context: Callable[..., Any]) -> None:
+    """Hands ``ferrograd.context``'s ``cpu`` and ``_check_context`` to the native module."""
+
+
 def _op_info() -> list[tuple[str, list[str], list[str],
                              list[tuple[str, str, bool, Any, list[str], str]], str]]:
     """The op registry: ``(name, aliases, inputs, params, doc)`` per op; each parameter is

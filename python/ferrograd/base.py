@@ -46,3 +46,12 @@ class NotImplementedForSymbol(MXNetError):
 
 
 __all__ = ["MXNetError", "ShapeError", "DTypeError", "NotImplementedForSymbol"]
+
+
+def _hand_classes_to_native():
+    from . import _ferrograd
+
+    _ferrograd._init_errors(MXNetError, ShapeError, DTypeError, IndexError_, ValueError_)
+
+
+_hand_classes_to_native()

@@ -81,3 +81,12 @@ def _check_context(ctx):
     if not isinstance(ctx, Context):
         raise TypeError(f"expected a Context, got {type(ctx).__name__}")
     return ctx
+
+
+def _hand_hooks_to_native():
+    from . import _ferrograd
+
+    _ferrograd._init_context(cpu, _check_context)
+
+
+_hand_hooks_to_native()

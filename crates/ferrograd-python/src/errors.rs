@@ -1,7 +1,8 @@
 //! The one place where native failures become Python exceptions.
 //!
 //! Error kinds map to classes defined in `ferrograd.base` (`MXNetError(RuntimeError)` and its
-//! ValueError/TypeError/IndexError subclasses), looked up once (the first error) and cached.
+//! ValueError/TypeError/IndexError subclasses), handed over once when `ferrograd.base` is imported
+//! (`_init_errors`; looked up on first use if a native error could ever come earlier).
 //! Every native entry point that runs core code goes through the one guard, [`enter`] (which also
 //! decides whether to release the GIL) or its GIL-holding form [`enter_with_gil`]; only trivial
 //! accessors that cannot panic (thread-local flags, a shape, a length) call the core directly.
@@ -22,6 +23,20 @@ fn classes(py: Python<'_>) -> PyResult<&[Py<PyType>; 5]> {
         let get = |n: &str| -> PyResult<Py<PyType>> { Ok(base.getattr(n)?.cast_into::<PyType>()?.unbind()) };
         Ok([get("MXNetError")?, get("ShapeError")?, get("DTypeError")?, get("IndexError_")?, get("ValueError_")?])
     })
+}
+
+/// Receives the exception classes from `ferrograd.base` at its import.
+#[pyfunction]
+pub fn _init_errors(
+    py: Python<'_>,
+    mxnet: Py<PyType>,
+    shape: Py<PyType>,
+    dtype: Py<PyType>,
+    index: Py<PyType>,
+    value: Py<PyType>,
+) {
+    // A second import (a reload) keeps the first classes: errors already raised stay catchable.
+    let _ = CLASSES.set(py, [mxnet, shape, dtype, index, value]);
 }
 
 /// Converts a native error to the matching `ferrograd.base` exception.

@@ -119,6 +119,8 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyNDArray>()?;
     opfunc::register(m)?;
+    m.add_function(wrap_pyfunction!(errors::_init_errors, m)?)?;
+    m.add_function(wrap_pyfunction!(ndarray::_init_context, m)?)?;
     m.add_function(wrap_pyfunction!(_array, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
     m.add_function(wrap_pyfunction!(_random_seed, m)?)?;

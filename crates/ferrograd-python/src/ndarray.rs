@@ -60,8 +60,8 @@ pub fn run_shared(py: Python<'_>, op: &OpRef, inputs: &[NDArray]) -> PyResult<ND
     enter(py, is_heavy(work_of(&xs)), move || autograd::invoke1(op, &xs))
 }
 
-/// `ferrograd.context.cpu` and `ferrograd.context._check_context`, looked up once (the first
-/// `x.context`, `copyto(ctx)` or `as_in_context`), not imported on every access.
+/// `ferrograd.context.cpu` and `ferrograd.context._check_context`, handed over once when
+/// `ferrograd.context` is imported (`_init_context`), never imported per access.
 static CONTEXT: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
 
 fn context_hooks(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>)> {
@@ -69,6 +69,12 @@ fn context_hooks(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>)> {
         let m = py.import("ferrograd.context")?;
         Ok::<_, PyErr>((m.getattr("cpu")?.unbind(), m.getattr("_check_context")?.unbind()))
     })
+}
+
+/// Receives `cpu` and `_check_context` from `ferrograd.context` at its import.
+#[pyfunction]
+pub fn _init_context(py: Python<'_>, cpu: Py<PyAny>, check_context: Py<PyAny>) {
+    let _ = CONTEXT.set(py, (cpu, check_context));
 }
 
 /// A new `Context` for the CPU (a fresh object each time: contexts are mutable context managers).
