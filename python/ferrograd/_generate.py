@@ -90,21 +90,22 @@ def _split_top(text):
 
 
 def _wrap(line, indent=""):
-    """Breaks a long ``def`` line between parameters (stubs stay within 100 columns)."""
+    """Breaks a long ``def`` line between parameters, closing on its own line (stubs stay within
+    100 columns)."""
     if len(line) <= 100:
         return line
     head, _, rest = line.partition("(")
     params, _, tail = rest.rpartition(")")
-    parts = _split_top(params)
     pad = indent + " " * 4
-    lines, cur = [], head + "("
-    for i, part in enumerate(parts):
-        piece = part + ("," if i < len(parts) - 1 else ")" + tail)
-        if cur != head + "(" and len(cur) + len(piece) + 1 > 100:
+    lines, cur = [head + "("], pad
+    for part in _split_top(params):
+        piece = part + ","
+        if cur != pad and len(cur) + len(piece) + 1 > 100:
             lines.append(cur.rstrip())
             cur = pad
         cur += piece + " "
     lines.append(cur.rstrip())
+    lines.append(indent + ")" + tail)
     return "\n".join(lines)
 
 
