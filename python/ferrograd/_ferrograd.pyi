@@ -406,6 +406,10 @@ def _ag_grad(heads: Sequence[NDArray], head_grads: Sequence[NDArray | None],
     """Gradients of ``heads`` with respect to ``variables``, returned as new arrays."""
 
 
+def _ag_get_symbol(x: NDArray) -> _Symbol:
+    """The recorded history of ``x`` as a symbol (``autograd.get_symbol``)."""
+
+
 def _ag_get_symbol_json(x: NDArray) -> str:
     """The recorded history of ``x`` as MXNet symbol JSON."""
 

@@ -134,9 +134,9 @@ def get_symbol(x):
     if not isinstance(x, NDArray):
         raise AssertionError(
             f"get_symbol: Invalid argument type, expecting {NDArray}, got {type(x)}")
-    from .symbol import load_json
+    from .symbol import Symbol
 
-    return load_json(_native._ag_get_symbol_json(x))
+    return Symbol(_native._ag_get_symbol(x))
 
 
 class Function:

@@ -94,6 +94,16 @@ fn _ag_grad(
     Ok(grads.into_iter().map(PyNDArray::new).collect())
 }
 
+/// The recorded history of `x` as a symbol.
+#[pyfunction]
+fn _ag_get_symbol(x: PyRef<'_, PyNDArray>) -> PyResult<crate::symbol::PySymbol> {
+    let py = x.py();
+    let hs = [x.inner.clone()];
+    drop(x);
+    let sym = enter(py, has_history(&hs), || autograd::history_symbol(&hs[0]))?;
+    Ok(crate::symbol::PySymbol { inner: sym })
+}
+
 /// The recorded history of `x` in MXNet's symbol JSON format.
 #[pyfunction]
 fn _ag_get_symbol_json(x: PyRef<'_, PyNDArray>) -> PyResult<String> {
@@ -320,6 +330,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_ag_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_grad, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_get_symbol_json, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_get_symbol, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_record_function, m)?)?;
     m.add_function(wrap_pyfunction!(_view_as, m)?)?;
     Ok(())

@@ -217,3 +217,28 @@ fn symbol_built_and_bound_from_rust() -> Result<()> {
     assert!(Symbol::op("FullyConnected", "fc", &[Symbol::var("x")], &[("num_hiden", AttrValue::Int(2))]).is_err());
     Ok(())
 }
+
+/// `get_symbol` of a long recording walks it iteratively (no stack overflow) and names nodes as
+/// MXNet does; the symbol's one JSON writer serialises it.
+#[test]
+fn history_symbol_of_a_long_recording() -> Result<()> {
+    let mut x = arr(&[1.0, 2.0], &[2]);
+    x.attach_grad();
+    let y = autograd::record(|| {
+        let mut y = (&x * 1.0)?;
+        for _ in 0..30_000 {
+            y = (&y + 1.0)?;
+        }
+        Ok::<_, Error>(y)
+    })?;
+    let sym = autograd::history_symbol(&y)?;
+    assert_eq!(sym.list_arguments(), vec!["var0".to_string()]);
+    assert_eq!(sym.list_outputs(), vec!["node_30000_output".to_string()]);
+    let json = ferrograd::symbol::json::to_json(&sym);
+    let again = ferrograd::symbol::json::from_json(&json)?;
+    assert_eq!(again.topo_nodes().len(), 30_002);
+    // A constant the recording read becomes a variable of its own.
+    let z = autograd::record(|| &x * &arr(&[3.0, 4.0], &[2]))?;
+    assert_eq!(autograd::history_symbol(&z)?.list_arguments(), vec!["var0".to_string(), "var1".to_string()]);
+    Ok(())
+}

@@ -1,86 +1,37 @@
-//! `get_symbol`: the recorded history of an array as MXNet symbol JSON.
+//! `get_symbol`: the recorded history of an array as a [`Symbol`].
 //!
 //! Variables are named `var<N>` and op nodes `node_<N>` (MXNet's naming for recorded graphs);
-//! constants the recording read (arrays without an entry) become variables too, so the JSON
-//! lists every input the computation needs.
+//! constants the recording read (arrays without an entry) become variables too, so the symbol
+//! lists every input the computation needs. The walk is iterative (a recording of any length),
+//! and the symbol's one JSON writer serialises it.
 
 use std::collections::HashMap;
-use std::fmt::Write;
 use std::sync::Arc;
 
-use super::Entry;
+use super::{Entry, Node};
 use crate::error::{Error, Result};
 use crate::ndarray::NDArray;
+use crate::ops::{registry, AttrValue, Attrs};
+use crate::symbol::Symbol;
 
-/// JSON-escapes a string (names and attribute values are plain ASCII in practice).
-fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
+/// The op of a recorded node as a registry op (recorded ops are parameter-bound instances; the
+/// symbol needs a shared one, rebuilt from the op's name and string attributes).
+fn shared_op(n: &Node) -> Result<crate::ops::OpRef> {
+    let name = n.op.name();
+    let mut a = Attrs::new(name);
+    for (k, v) in n.op.attrs() {
+        a.items.push((k.to_string(), AttrValue::Str(v)));
     }
-    out.push('"');
-    out
+    registry::create(name, &a)
+        .map_err(|e| Error::Runtime(format!("get_symbol: the recorded op '{name}' cannot be part of a symbol ({e})")))
 }
 
-struct Builder {
-    nodes: Vec<String>,
-    arg_nodes: Vec<usize>,
-    ids: HashMap<usize, usize>,
-    vars: usize,
+fn node_key(n: &Arc<Node>) -> usize {
+    Arc::as_ptr(n) as *const () as usize
 }
 
-impl Builder {
-    fn variable(&mut self) -> usize {
-        let id = self.nodes.len();
-        self.nodes.push(format!("{{\"op\": \"null\", \"name\": \"var{}\", \"inputs\": []}}", self.vars));
-        self.vars += 1;
-        self.arg_nodes.push(id);
-        id
-    }
-
-    /// The node id of `entry` (`None` = an untracked constant), adding its history first.
-    fn visit(&mut self, entry: Option<&Entry>) -> (usize, usize) {
-        let Some(entry) = entry else { return (self.variable(), 0) };
-        let (key, out) = match entry {
-            Entry::Var(v) => (Arc::as_ptr(v) as usize, 0),
-            Entry::Out(n, i) => (Arc::as_ptr(n) as *const () as usize, *i),
-        };
-        if let Some(&id) = self.ids.get(&key) {
-            return (id, out);
-        }
-        let id = match entry {
-            Entry::Var(_) => self.variable(),
-            Entry::Out(n, _) => {
-                let inputs: Vec<(usize, usize)> = n.inputs.iter().map(|e| self.visit(e.as_ref())).collect();
-                let id = self.nodes.len();
-                let attrs = n.op.attrs();
-                let mut s = format!("{{\"op\": {}, \"name\": \"node_{id}\"", quote(n.op.name()));
-                if !attrs.is_empty() {
-                    let kv: Vec<String> = attrs.iter().map(|(k, v)| format!("{}: {}", quote(k), quote(v))).collect();
-                    let _ = write!(s, ", \"attrs\": {{{}}}", kv.join(", "));
-                }
-                let ins: Vec<String> = inputs.iter().map(|(i, o)| format!("[{i}, {o}, 0]")).collect();
-                let _ = write!(s, ", \"inputs\": [{}]}}", ins.join(", "));
-                self.nodes.push(s);
-                id
-            }
-        };
-        self.ids.insert(key, id);
-        (id, out)
-    }
-}
-
-/// The recorded computation that produced `x`, as MXNet symbol JSON with `x` as the only head.
-pub fn history_json(x: &NDArray) -> Result<String> {
+/// The recorded computation that produced `x`, with `x` as the only output.
+pub fn history_symbol(x: &NDArray) -> Result<Symbol> {
     let entry = x.entry().ok_or_else(|| {
         Error::Runtime(
             "get_symbol: the array has no recorded history (compute it inside autograd.record() \
@@ -88,14 +39,65 @@ from arrays with attach_grad())"
                 .into(),
         )
     })?;
-    let mut b = Builder { nodes: Vec::new(), arg_nodes: Vec::new(), ids: HashMap::new(), vars: 0 };
-    let (head, out) = b.visit(Some(&entry));
-    let row_ptr: Vec<String> = (0..=b.nodes.len()).map(|i| i.to_string()).collect();
-    let args: Vec<String> = b.arg_nodes.iter().map(usize::to_string).collect();
-    Ok(format!(
-        "{{\n  \"nodes\": [\n    {}\n  ],\n  \"arg_nodes\": [{}],\n  \"node_row_ptr\": [{}],\n  \"heads\": [[{head}, {out}, 0]],\n  \"attrs\": {{\"mxnet_version\": [\"int\", 10901]}}\n}}",
-        b.nodes.join(",\n    "),
-        args.join(", "),
-        row_ptr.join(", ")
-    ))
+    let (mut vars, mut ops) = (0usize, 0usize);
+    let mut variable = || {
+        let s = Symbol::variable(&format!("var{vars}"), Vec::new());
+        vars += 1;
+        s
+    };
+    let mut leaves: HashMap<usize, Symbol> = HashMap::new();
+    let mut built: HashMap<usize, Symbol> = HashMap::new();
+    // Iterative post-order over op nodes: (node, inputs already scheduled).
+    let mut stack: Vec<(Arc<Node>, bool)> = Vec::new();
+    let head = match &entry {
+        Entry::Var(_) => return Ok(variable()),
+        Entry::Out(n, i) => {
+            stack.push((n.clone(), false));
+            (node_key(n), *i)
+        }
+    };
+    while let Some((n, expanded)) = stack.pop() {
+        let key = node_key(&n);
+        if built.contains_key(&key) {
+            continue;
+        }
+        if !expanded {
+            stack.push((n.clone(), true));
+            for e in n.inputs.iter().rev().flatten() {
+                if let Entry::Out(m, _) = e {
+                    if !built.contains_key(&node_key(m)) {
+                        stack.push((m.clone(), false));
+                    }
+                }
+            }
+            continue;
+        }
+        let mut inputs = Vec::with_capacity(n.inputs.len());
+        for e in n.inputs.iter() {
+            let s = match e {
+                None => variable(),
+                Some(Entry::Var(v)) => {
+                    let k = Arc::as_ptr(v) as usize;
+                    leaves.entry(k).or_insert_with(&mut variable).clone()
+                }
+                Some(Entry::Out(m, i)) => {
+                    let s = built.get(&node_key(m)).ok_or_else(|| Error::Runtime("get_symbol: bad order".into()))?;
+                    s.output(*i).ok_or_else(|| Error::Runtime("get_symbol: bad output index".into()))?
+                }
+            };
+            inputs.push(s);
+        }
+        let op = shared_op(&n)?;
+        let attrs = op.attrs().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let sym = Symbol::create(op, &format!("node_{ops}"), &inputs, attrs)?;
+        ops += 1;
+        built.insert(key, sym);
+    }
+    let out = built.get(&head.0).and_then(|s| s.output(head.1));
+    out.ok_or_else(|| Error::Runtime("get_symbol: the head was not built".into()))
+}
+
+/// [`history_symbol`] as MXNet symbol JSON.
+pub fn history_json(x: &NDArray) -> Result<String> {
+    Ok(crate::symbol::json::to_json(&history_symbol(x)?))
 }

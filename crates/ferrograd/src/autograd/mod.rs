@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 use smallvec::SmallVec;
 
 pub use backward::{backward, grad, BackwardArgs};
-pub use history::history_json;
+pub use history::{history_json, history_symbol};
 pub use scope::{pause, predict_mode, record, record_with, train_mode, RecordGuard};
 pub use state::{is_recording, is_training, set_recording, set_training};
 

@@ -27,6 +27,27 @@ pub struct SymNode {
     pub inputs: Vec<NodeOut>,
 }
 
+/// Dropping a deep graph node by node would recurse once per node (a stack overflow for long
+/// chains); instead a node hands the inputs it owns alone to a work list.
+impl Drop for SymNode {
+    fn drop(&mut self) {
+        let mut stack: Vec<Arc<SymNode>> = Vec::new();
+        let mut release = |inputs: &mut Vec<NodeOut>, stack: &mut Vec<Arc<SymNode>>| {
+            for inp in inputs.drain(..) {
+                if Arc::strong_count(&inp.node) == 1 {
+                    stack.push(inp.node);
+                }
+            }
+        };
+        release(&mut self.inputs, &mut stack);
+        while let Some(mut n) = stack.pop() {
+            if let Some(node) = Arc::get_mut(&mut n) {
+                release(&mut node.inputs, &mut stack);
+            }
+        }
+    }
+}
+
 /// An output slot of a node.
 #[derive(Clone)]
 pub struct NodeOut {
