@@ -32,7 +32,7 @@ pub struct SymNode {
 impl Drop for SymNode {
     fn drop(&mut self) {
         let mut stack: Vec<Arc<SymNode>> = Vec::new();
-        let mut release = |inputs: &mut Vec<NodeOut>, stack: &mut Vec<Arc<SymNode>>| {
+        let release = |inputs: &mut Vec<NodeOut>, stack: &mut Vec<Arc<SymNode>>| {
             for inp in inputs.drain(..) {
                 if Arc::strong_count(&inp.node) == 1 {
                     stack.push(inp.node);
