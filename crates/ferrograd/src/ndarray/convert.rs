@@ -13,19 +13,24 @@ use crate::{match_buffer, with_dtype};
 
 /// Converts the elements of a view into a fresh contiguous buffer of `dtype`.
 pub(crate) fn cast_copy(buf: &Buffer, layout: &Layout, dtype: DType) -> Buffer {
-    let n = layout.numel();
+    with_dtype!(dtype, D => {
+        let mut out = alloc_output::<D>(layout.numel());
+        cast_into(buf, layout, &mut out);
+        Buffer::from_vec(out)
+    })
+}
+
+/// Writes the elements of a view, in row-major order and converted to `D`, into `out` (which
+/// holds exactly `layout.numel()` elements).
+pub(crate) fn cast_into<D: DTypeElem>(buf: &Buffer, layout: &Layout, out: &mut [D]) {
     match_buffer!(buf, m => {
         let src = m.as_slice();
-        with_dtype!(dtype, D => {
-            let mut out = alloc_output::<D>(n);
-            if buf.dtype() == dtype {
-                // Same type: a plain copy, exact for every value (no round trip through f64).
-                copy_same(src, layout, &mut out);
-            } else {
-                unary(src, layout, &mut out, Cost::Light, |x| D::from_f64(x.to_f64()));
-            }
-            Buffer::from_vec(out)
-        })
+        if buf.dtype() == D::DTYPE {
+            // Same type: a plain copy, exact for every value (no round trip through f64).
+            copy_same(src, layout, out);
+        } else {
+            unary(src, layout, out, Cost::Light, |x| D::from_f64(x.to_f64()));
+        }
     })
 }
 
@@ -73,14 +78,14 @@ impl NDArray {
         }
         let buf = self.snapshot();
         let out = cast_copy(&buf, &self.layout, self.dtype);
-        Ok(out.slice::<T>().map(<[T]>::to_vec).unwrap_or_default())
+        Ok(out.typed::<T>()?.to_vec())
     }
 
     /// The elements converted to f64, in row-major order (for tests and printing).
     pub fn to_f64_vec(&self) -> Vec<f64> {
-        let buf = self.snapshot();
-        let out = cast_copy(&buf, &self.layout, DType::F64);
-        out.slice::<f64>().map(<[f64]>::to_vec).unwrap_or_default()
+        let mut out = vec![0.0; self.size()];
+        cast_into(&self.snapshot(), &self.layout, &mut out);
+        out
     }
 
     /// The single element of a one-element array, as f64.
@@ -114,13 +119,12 @@ impl NDArray {
         let sl = if src.dtype() == dtype { sl } else { Layout::contiguous(&shape) };
         self.write(|buf, dl| {
             with_dtype!(dtype, T => {
-                let s = src_buf.slice::<T>().unwrap_or_default();
-                if let Some(d) = buf.slice_mut::<T>() {
-                    ferrograd_kernels::unary_binary::assign(d, dl, s, &sl, |_, v| v);
-                }
+                let s = src_buf.typed::<T>()?;
+                let d = buf.typed_mut::<T>()?;
+                ferrograd_kernels::unary_binary::assign(d, dl, s, &sl, |_, v| v);
+                Ok(())
             })
-        });
-        Ok(())
+        })
     }
 
     /// Like [`NDArray::assign_from`], but when both arrays are whole, contiguous buffers of the

@@ -182,7 +182,7 @@ impl Op for Sample {
             _ => random::uniform(0.0, 1.0, &out_meta.shape, DType::F64)?,
         };
         let (buf, range) = dense(&z);
-        let zs = buf.slice::<f64>().map_or(&[][..], |s| &s[range]);
+        let zs = &buf.typed::<f64>()?[range];
         let v: Vec<f64> = zs
             .iter()
             .enumerate()

@@ -508,11 +508,12 @@ impl Op for BasicIndexGrad {
             match_buffer!(buf, m => {
                 let d = m.as_mut_slice();
                 with_dtype!(inputs[0].dtype(), S => {
-                    let s = src.slice::<S>().unwrap_or_default();
+                    let s = src.typed::<S>()?;
                     assign(d, &dl, s, &sl, |_, v| ferrograd_kernels::Element::from_f64(ferrograd_kernels::Element::to_f64(v)));
+                    Ok::<(), crate::Error>(())
                 })
             })
-        });
+        })?;
         outputs[0] = out;
         Ok(())
     }

@@ -34,7 +34,7 @@ fn gather(x: &NDArray, map: &[usize], fill: f64, shape: &[usize], dtype: DType) 
     let mut out = NDArray::uninit(shape, dtype);
     let (buf, range) = dense(&x.astype_if(dtype));
     with_dtype!(dtype, T => {
-        let src = buf.slice::<T>().map_or(&[][..], |s| &s[range]);
+        let src = &buf.typed::<T>()?[range];
         let f = T::from_f64(fill);
         out.write_out::<T, _>(|o| {
             par::for_each_chunk(o, Cost::Light, |start, chunk| {
@@ -52,7 +52,7 @@ fn scatter_add(x: &NDArray, map: &[usize], shape: &[usize]) -> Result<NDArray> {
     let mut out = NDArray::uninit(shape, x.dtype());
     let (buf, range) = dense(x);
     with_dtype!(x.dtype(), T => {
-        let src = buf.slice::<T>().map_or(&[][..], |s| &s[range]);
+        let src = &buf.typed::<T>()?[range];
         out.write_out::<T, _>(|o| {
             o.fill(T::zero());
             for (&v, &m) in src.iter().zip(map) {

@@ -69,7 +69,7 @@ fn join_into(parts: &[NDArray], axis: usize, out: &mut NDArray) -> Result<()> {
     offsets.push(acc);
     with_dtype!(out.dtype(), T => {
         let srcs: Vec<&[T]> =
-            dense.iter().map(|(b, r)| b.slice::<T>().map_or(&[][..], |s| &s[r.clone()])).collect();
+            dense.iter().map(|(b, r)| b.typed::<T>().map(|s| &s[r.clone()])).collect::<Result<_>>()?;
         out.write_out::<T, _>(|o| {
             if total == 0 {
                 return;
@@ -365,7 +365,7 @@ impl Op for AddN {
         let dense: Vec<_> = inputs.iter().map(dense).collect();
         with_dtype!(outputs[0].dtype(), T => {
             let srcs: Vec<&[T]> =
-                dense.iter().map(|(b, r)| b.slice::<T>().map_or(&[][..], |s| &s[r.clone()])).collect();
+                dense.iter().map(|(b, r)| b.typed::<T>().map(|s| &s[r.clone()])).collect::<Result<_>>()?;
             outputs[0].write_out::<T, _>(|o| {
                 par::for_each_chunk(o, Cost::Light, |start, chunk| {
                     let end = start + chunk.len();
