@@ -127,6 +127,24 @@ impl NDArray {
         })
     }
 
+    /// Writes `src`'s elements, in row-major order and converted to this array's dtype, into this
+    /// contiguous array in one pass, in its own buffer: how a forward fills the output it was
+    /// given with a view, a cast or a reshape of another array. The element counts must match;
+    /// the shapes need not (row-major order is what is copied).
+    pub fn write_from(&mut self, src: &NDArray) -> Result<()> {
+        if src.size() != self.size() {
+            return Err(Error::Shape(format!(
+                "write_from: cannot write {} elements (shape {}) into {} (shape {})",
+                src.size(),
+                crate::error::fmt_shape(src.shape()),
+                self.size(),
+                crate::error::fmt_shape(self.shape())
+            )));
+        }
+        let (buf, layout) = (src.snapshot(), src.layout.clone());
+        with_dtype!(self.dtype, D => self.write_out::<D, _>(|o| cast_into(&buf, &layout, o)))
+    }
+
     /// Like [`NDArray::assign_from`], but when both arrays are whole, contiguous buffers of the
     /// same shape and dtype (and this one's memory is not imported) this array takes a shared
     /// handle to `src`'s buffer instead of copying it. Writes to either side copy first

@@ -190,8 +190,7 @@ impl Op for Dot {
         let dt = a.dtype();
         if dt == DType::F16 {
             let y = super::run1(self, &Ctx::default(), &[a.astype(DType::F32), b.astype(DType::F32)])?;
-            outputs[0] = y.astype(DType::F16).reshape(outputs[0].shape())?;
-            return Ok(());
+            return outputs[0].write_from(&y);
         }
         let (sa, sb) = (a.snapshot(), b.snapshot());
         with_dtype!(dt, T => {

@@ -374,7 +374,7 @@ impl Op for ProdOthers {
         for (i, &p) in perm.iter().enumerate() {
             inv[p as usize] = i as i64;
         }
-        outputs[0] = t.transpose(&inv)?.astype(x.dtype());
+        outputs[0].write_from(&t.transpose(&inv)?)?;
         Ok(())
     }
 

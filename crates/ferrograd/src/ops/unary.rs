@@ -221,9 +221,8 @@ impl Op for Unary {
                 outputs[0].write_out::<f32, _>(|o| forward_f32(self.kind, s, x.layout(), o))
             }
             DType::F16 => {
-                let y = super::run1(self, &Ctx::default(), &[x.astype(DType::F32)])?.astype(DType::F16);
-                outputs[0] = y;
-                Ok(())
+                let y = super::run1(self, &Ctx::default(), &[x.astype(DType::F32)])?;
+                outputs[0].write_from(&y)
             }
             DType::F64 => {
                 let src = x.snapshot();

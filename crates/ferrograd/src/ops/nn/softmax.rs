@@ -296,8 +296,7 @@ pub fn softmax_into(x: &NDArray, out: &mut NDArray, dims: (usize, usize, usize),
         DType::F16 => {
             let mut tmp = NDArray::uninit(x.shape(), DType::F32);
             softmax_into(&x, &mut tmp, dims, s, log)?;
-            *out = tmp.astype(DType::F16);
-            Ok(())
+            out.write_from(&tmp)
         }
         other => Err(Error::DType(format!("softmax: data must have a float dtype, got {other}"))),
     }
@@ -452,8 +451,7 @@ impl Op for SoftmaxGrad {
             }
             _ => {
                 let r = crate::ops::run1(self, &Ctx::default(), &[g.astype(DType::F32), y.astype(DType::F32)])?;
-                outputs[0] = r.astype(g.dtype());
-                Ok(())
+                outputs[0].write_from(&r)
             }
         }
     }
