@@ -142,8 +142,46 @@ impl Buffer {
         T::mem_mut(self).map(Mem::as_mut_slice)
     }
 
+    /// The typed slice, or a DType error naming the expected and the actual element type.
+    pub fn typed<T: DTypeElem>(&self) -> crate::Result<&[T]> {
+        let actual = self.dtype();
+        match T::mem(self) {
+            Some(m) => Ok(m.as_slice()),
+            None => crate::dtype_err!("buffer holds {actual}, but {} was expected", T::DTYPE),
+        }
+    }
+
+    /// The typed mutable slice, or a DType error naming the expected and the actual element type.
+    pub fn typed_mut<T: DTypeElem>(&mut self) -> crate::Result<&mut [T]> {
+        let actual = self.dtype();
+        match T::mem_mut(self) {
+            Some(m) => Ok(m.as_mut_slice()),
+            None => crate::dtype_err!("buffer holds {actual}, but {} was expected", T::DTYPE),
+        }
+    }
+
     /// Address of the first element (for zero-copy export and aliasing checks).
     pub fn data_ptr(&self) -> *const u8 {
         match_buffer!(self, m => m.as_slice().as_ptr().cast::<u8>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    #[test]
+    fn typed_access_with_the_wrong_element_type_is_a_dtype_error() {
+        let mut buf = Buffer::from_vec(vec![1.0f32, 2.0]);
+        assert_eq!(buf.typed::<f32>().ok(), Some(&[1.0f32, 2.0][..]));
+        match buf.typed::<f64>() {
+            Err(Error::DType(msg)) => {
+                assert!(msg.contains("float32") && msg.contains("float64"), "{msg}");
+            }
+            other => panic!("expected a DType error, got {:?}", other.map(<[f64]>::len)),
+        }
+        assert!(matches!(buf.typed_mut::<i32>(), Err(Error::DType(_))));
+        assert!(buf.typed_mut::<f32>().is_ok());
     }
 }

@@ -5,11 +5,10 @@
 
 use std::sync::Mutex;
 
-use ferrograd_kernels::element::alloc_output;
 use ferrograd_kernels::par::{self, Cost};
 use ferrograd_kernels::Element;
 
-use crate::dtype::DType;
+use crate::dtype::{DType, DTypeElem};
 use crate::error::{Error, Result};
 use crate::ndarray::{checked_numel, NDArray};
 use crate::{with_dtype, with_float_dtype};
@@ -63,15 +62,16 @@ fn unit(a: u32, b: u32) -> f64 {
     ((u64::from(a) << 21) ^ u64::from(b >> 11)) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
-fn fill<T: Element>(n: usize, f: impl Fn([u32; 4]) -> T + Sync + Send) -> Vec<T> {
-    let (key, start) = reserve(n as u64);
-    let mut out = alloc_output::<T>(n);
-    par::for_each_chunk(&mut out, Cost::Heavy, |off, chunk| {
-        for (j, o) in chunk.iter_mut().enumerate() {
-            *o = f(philox((off + j) as u64, start, key));
-        }
-    });
-    out
+/// Fills `out` (contiguous, element type `T`) with `f` of consecutive Philox blocks.
+fn fill<T: DTypeElem>(out: &mut NDArray, f: impl Fn([u32; 4]) -> T + Sync + Send) -> Result<()> {
+    let (key, start) = reserve(out.size() as u64);
+    out.write_out::<T, _>(|o| {
+        par::for_each_chunk(o, Cost::Heavy, |off, chunk| {
+            for (j, o) in chunk.iter_mut().enumerate() {
+                *o = f(philox((off + j) as u64, start, key));
+            }
+        })
+    })
 }
 
 fn check(op: &str, shape: &[usize], dtype: DType, float_only: bool) -> Result<usize> {
@@ -83,45 +83,66 @@ fn check(op: &str, shape: &[usize], dtype: DType, float_only: bool) -> Result<us
 
 /// Uniform samples in [low, high).
 pub fn uniform(low: f64, high: f64, shape: &[usize], dtype: DType) -> Result<NDArray> {
-    let n = check("uniform", shape, dtype, true)?;
+    check("uniform", shape, dtype, true)?;
+    let mut out = NDArray::uninit(shape, dtype);
+    uniform_into(low, high, &mut out)?;
+    Ok(out)
+}
+
+/// [`uniform`] written into `out` (contiguous; its shape and dtype say what to draw).
+pub fn uniform_into(low: f64, high: f64, out: &mut NDArray) -> Result<()> {
+    check("uniform", out.shape(), out.dtype(), true)?;
     if !(low.is_finite() && high.is_finite()) || high < low {
         return Err(Error::Value(format!("uniform: need finite low <= high, got low={low}, high={high}")));
     }
-    with_float_dtype!(dtype, T => {
-        let v = fill::<T>(n, |r| T::from_f64(low + (high - low) * unit(r[0], r[1])));
-        NDArray::from_vec(v, shape)
+    with_float_dtype!(out.dtype(), T => {
+        fill::<T>(out, |r| T::from_f64(low + (high - low) * unit(r[0], r[1])))
     }, else unreachable!()) // ok: checked float above
 }
 
 /// Normal samples with mean `loc` and standard deviation `scale` (Box-Muller).
 pub fn normal(loc: f64, scale: f64, shape: &[usize], dtype: DType) -> Result<NDArray> {
-    let n = check("normal", shape, dtype, true)?;
+    check("normal", shape, dtype, true)?;
+    let mut out = NDArray::uninit(shape, dtype);
+    normal_into(loc, scale, &mut out)?;
+    Ok(out)
+}
+
+/// [`normal`] written into `out` (contiguous; its shape and dtype say what to draw).
+pub fn normal_into(loc: f64, scale: f64, out: &mut NDArray) -> Result<()> {
+    check("normal", out.shape(), out.dtype(), true)?;
     if !(scale >= 0.0 && scale.is_finite() && loc.is_finite()) {
         return Err(Error::Value(format!("normal: need finite loc and scale >= 0, got loc={loc}, scale={scale}")));
     }
-    with_float_dtype!(dtype, T => {
-        let v = fill::<T>(n, |r| {
+    with_float_dtype!(out.dtype(), T => {
+        fill::<T>(out, |r| {
             let u1 = 1.0 - unit(r[0], r[1]); // (0, 1]: ln is finite
             let u2 = unit(r[2], r[3]);
             let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
             T::from_f64(loc + scale * z)
-        });
-        NDArray::from_vec(v, shape)
+        })
     }, else unreachable!()) // ok: checked float above
 }
 
 /// Integers uniform in [low, high).
 pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<NDArray> {
-    let n = check("randint", shape, dtype, false)?;
+    check("randint", shape, dtype, false)?;
+    let mut out = NDArray::uninit(shape, dtype);
+    randint_into(low, high, &mut out)?;
+    Ok(out)
+}
+
+/// [`randint`] written into `out` (contiguous; its shape and dtype say what to draw).
+pub fn randint_into(low: i64, high: i64, out: &mut NDArray) -> Result<()> {
+    check("randint", out.shape(), out.dtype(), false)?;
     if high <= low {
         return Err(Error::Value(format!("randint: need low < high, got low={low}, high={high}")));
     }
     let range = (high as i128 - low as i128) as u128;
-    with_dtype!(dtype, T => {
-        let v = fill::<T>(n, |r| {
+    with_dtype!(out.dtype(), T => {
+        fill::<T>(out, |r| {
             let bits = (u128::from(r[0]) << 32) | u128::from(r[1]);
             T::from_f64((low as i128 + ((bits * range) >> 64) as i128) as f64)
-        });
-        NDArray::from_vec(v, shape)
+        })
     })
 }

@@ -309,16 +309,14 @@ impl Executor {
                 });
             }
             st.op.forward(ctx, inputs, outs).map_err(|e| in_operator(&st.name, e))?;
-            for (j, (&o, mut out)) in st.io.outputs.iter().zip(outs.drain(..)).enumerate() {
-                // An op that returned a view of an input (Reshape) must not pin a buffer the
-                // plan will reuse: its value is copied into the planned storage.
-                if let Some(planned) = &self.storage[o as usize] {
-                    if !out.shares_storage(planned) && inputs.iter().any(|x| x.shares_storage(&out)) {
-                        let mut p = planned.clone();
-                        p.assign_from(&out)?;
-                        out = p;
-                    }
-                }
+            for (j, (&o, out)) in st.io.outputs.iter().zip(outs.drain(..)).enumerate() {
+                // Forwards write into the outputs they are given (layout ops copy, their views
+                // are for imperative calls only), so the value lives in the planned storage.
+                debug_assert!(
+                    self.storage[o as usize].as_ref().is_none_or(|p| out.shares_storage(p)),
+                    "{}: forward replaced its output instead of writing into it",
+                    st.name
+                );
                 if let Some(label) = st.labels.get(j) {
                     monitor(label, &out);
                 }

@@ -13,19 +13,24 @@ use crate::{match_buffer, with_dtype};
 
 /// Converts the elements of a view into a fresh contiguous buffer of `dtype`.
 pub(crate) fn cast_copy(buf: &Buffer, layout: &Layout, dtype: DType) -> Buffer {
-    let n = layout.numel();
+    with_dtype!(dtype, D => {
+        let mut out = alloc_output::<D>(layout.numel());
+        cast_into(buf, layout, &mut out);
+        Buffer::from_vec(out)
+    })
+}
+
+/// Writes the elements of a view, in row-major order and converted to `D`, into `out` (which
+/// holds exactly `layout.numel()` elements).
+pub(crate) fn cast_into<D: DTypeElem>(buf: &Buffer, layout: &Layout, out: &mut [D]) {
     match_buffer!(buf, m => {
         let src = m.as_slice();
-        with_dtype!(dtype, D => {
-            let mut out = alloc_output::<D>(n);
-            if buf.dtype() == dtype {
-                // Same type: a plain copy, exact for every value (no round trip through f64).
-                copy_same(src, layout, &mut out);
-            } else {
-                unary(src, layout, &mut out, Cost::Light, |x| D::from_f64(x.to_f64()));
-            }
-            Buffer::from_vec(out)
-        })
+        if buf.dtype() == D::DTYPE {
+            // Same type: a plain copy, exact for every value (no round trip through f64).
+            copy_same(src, layout, out);
+        } else {
+            unary(src, layout, out, Cost::Light, |x| D::from_f64(x.to_f64()));
+        }
     })
 }
 
@@ -73,14 +78,14 @@ impl NDArray {
         }
         let buf = self.snapshot();
         let out = cast_copy(&buf, &self.layout, self.dtype);
-        Ok(out.slice::<T>().map(<[T]>::to_vec).unwrap_or_default())
+        Ok(out.typed::<T>()?.to_vec())
     }
 
     /// The elements converted to f64, in row-major order (for tests and printing).
     pub fn to_f64_vec(&self) -> Vec<f64> {
-        let buf = self.snapshot();
-        let out = cast_copy(&buf, &self.layout, DType::F64);
-        out.slice::<f64>().map(<[f64]>::to_vec).unwrap_or_default()
+        let mut out = vec![0.0; self.size()];
+        cast_into(&self.snapshot(), &self.layout, &mut out);
+        out
     }
 
     /// The single element of a one-element array, as f64.
@@ -114,13 +119,30 @@ impl NDArray {
         let sl = if src.dtype() == dtype { sl } else { Layout::contiguous(&shape) };
         self.write(|buf, dl| {
             with_dtype!(dtype, T => {
-                let s = src_buf.slice::<T>().unwrap_or_default();
-                if let Some(d) = buf.slice_mut::<T>() {
-                    ferrograd_kernels::unary_binary::assign(d, dl, s, &sl, |_, v| v);
-                }
+                let s = src_buf.typed::<T>()?;
+                let d = buf.typed_mut::<T>()?;
+                ferrograd_kernels::unary_binary::assign(d, dl, s, &sl, |_, v| v);
+                Ok(())
             })
-        });
-        Ok(())
+        })
+    }
+
+    /// Writes `src`'s elements, in row-major order and converted to this array's dtype, into this
+    /// contiguous array in one pass, in its own buffer: how a forward fills the output it was
+    /// given with a view, a cast or a reshape of another array. The element counts must match;
+    /// the shapes need not (row-major order is what is copied).
+    pub fn write_from(&mut self, src: &NDArray) -> Result<()> {
+        if src.size() != self.size() {
+            return Err(Error::Shape(format!(
+                "write_from: cannot write {} elements (shape {}) into {} (shape {})",
+                src.size(),
+                crate::error::fmt_shape(src.shape()),
+                self.size(),
+                crate::error::fmt_shape(self.shape())
+            )));
+        }
+        let (buf, layout) = (src.snapshot(), src.layout.clone());
+        with_dtype!(self.dtype, D => self.write_out::<D, _>(|o| cast_into(&buf, &layout, o)))
     }
 
     /// Like [`NDArray::assign_from`], but when both arrays are whole, contiguous buffers of the

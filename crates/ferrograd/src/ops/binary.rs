@@ -314,7 +314,7 @@ impl Op for Binary {
         let (la, lb) = (bcast(&a)?, bcast(&b)?);
         let (sa, sb) = (a.snapshot(), b.snapshot());
         with_dtype!(dt, T => {
-            let (xa, xb) = (sa.slice::<T>().unwrap_or_default(), sb.slice::<T>().unwrap_or_default());
+            let (xa, xb) = (sa.typed::<T>()?, sb.typed::<T>()?);
             outputs[0].write_out::<T, _>(|o| kernel(self.kind, xa, &la, xb, &lb, o))
         })
     }
@@ -405,7 +405,7 @@ impl Op for Scalar {
         let src = x.snapshot();
         let (kind, s, rev) = (self.kind, self.scalar, self.reverse);
         with_dtype!(x.dtype(), T => {
-            let xs = src.slice::<T>().unwrap_or_default();
+            let xs = src.typed::<T>()?;
             outputs[0].write_out::<T, _>(|o| scalar_kernel::<T>(kind, xs, x.layout(), s, rev, o))
         })
     }

@@ -250,7 +250,7 @@ impl Op for PolyGamma {
         let n = self.n;
         let src = x.snapshot();
         with_dtype!(x.dtype(), T => {
-            let s = src.slice::<T>().unwrap_or_default();
+            let s = src.typed::<T>()?;
             outputs[0].write_out::<T, _>(|o| unary(s, x.layout(), o, Cost::Heavy, move |v: T| T::from_f64(polygamma(n, v.to_f64()))))
         })
     }
@@ -289,7 +289,7 @@ impl Op for Clip {
         let x = &inputs[0];
         let src = x.snapshot();
         with_dtype!(x.dtype(), T => {
-            let s = src.slice::<T>().unwrap_or_default();
+            let s = src.typed::<T>()?;
             let (lo, hi) = (T::from_f64(self.a_min), T::from_f64(self.a_max));
             outputs[0].write_out::<T, _>(|o| {
                 unary(s, x.layout(), o, Cost::Light, move |v: T| if v < lo { lo } else if v > hi { hi } else { v })
@@ -362,10 +362,10 @@ impl Op for Where {
         let (cb, cr) = dense(&cond);
         let (xb, xr) = dense(&inputs[1]);
         let (yb, yr) = dense(&inputs[2]);
-        let c = cb.slice::<bool>().map_or(&[][..], |s| &s[cr]);
+        let c = &cb.typed::<bool>()?[cr];
         with_dtype!(inputs[1].dtype(), T => {
-            let xs = xb.slice::<T>().map_or(&[][..], |s| &s[xr]);
-            let ys = yb.slice::<T>().map_or(&[][..], |s| &s[yr]);
+            let xs = &xb.typed::<T>()?[xr];
+            let ys = &yb.typed::<T>()?[yr];
             outputs[0].write_out::<T, _>(|o| {
                 par::for_each_chunk(o, Cost::Light, |start, chunk| {
                     for (j, v) in chunk.iter_mut().enumerate() {
@@ -408,7 +408,7 @@ impl Op for SmoothL1 {
         let src = x.snapshot();
         let s2 = self.sigma * self.sigma;
         with_dtype!(x.dtype(), T => {
-            let s = src.slice::<T>().unwrap_or_default();
+            let s = src.typed::<T>()?;
             outputs[0].write_out::<T, _>(|o| {
                 unary(s, x.layout(), o, Cost::Light, move |v: T| {
                     let v = v.to_f64();

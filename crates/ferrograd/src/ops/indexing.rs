@@ -40,7 +40,7 @@ pub fn index_values(x: &NDArray) -> Result<Vec<i64>> {
         return Ok(s[range].to_vec()); // exact, whatever the magnitude
     }
     Ok(with_dtype!(x.dtype(), T => {
-        buf.slice::<T>().unwrap_or_default()[range].iter().map(|v| v.to_f64() as i64).collect()
+        buf.typed::<T>()?[range].iter().map(|v| v.to_f64() as i64).collect()
     }))
 }
 
@@ -172,7 +172,7 @@ impl Op for Take {
         let k = idx.len().max(1);
         let (buf, range) = dense(a);
         with_dtype!(a.dtype(), T => {
-            let src = &buf.slice::<T>().unwrap_or_default()[range];
+            let src = &buf.typed::<T>()?[range];
             outputs[0].write_out::<T, _>(|o| {
                 if idx.len() == o.len() / inner.max(1) {
                     gather_rows(src, inner, o, |r| idx[r] * inner) // nothing before the axis
@@ -240,7 +240,7 @@ impl Op for TakeGrad {
         let k = idx.len().max(1);
         let (buf, range) = dense(og);
         with_dtype!(og.dtype(), T => {
-            let src = &buf.slice::<T>().unwrap_or_default()[range];
+            let src = &buf.typed::<T>()?[range];
             outputs[0].write_out::<T, _>(|o| {
                 o.fill(T::zero());
                 scatter_rows(src, inner, o, true, |r| ((r / k) * n + idx[r % k]) * inner)
@@ -314,7 +314,7 @@ impl Op for GatherNd {
         let inner: usize = rest.iter().product();
         let (buf, range) = dense(data);
         with_dtype!(data.dtype(), T => {
-            let src = &buf.slice::<T>().unwrap_or_default()[range];
+            let src = &buf.typed::<T>()?[range];
             outputs[0].write_out::<T, _>(|o| gather_rows(src, inner, o, |r| rows[r]))
         })
     }
@@ -373,7 +373,7 @@ impl Op for ScatterNd {
         let (buf, range) = dense(data);
         let add = self.add;
         with_dtype!(data.dtype(), T => {
-            let src = &buf.slice::<T>().unwrap_or_default()[range];
+            let src = &buf.typed::<T>()?[range];
             outputs[0].write_out::<T, _>(|o| {
                 o.fill(T::zero());
                 scatter_rows(src, inner, o, add, |r| rows[r])

@@ -190,12 +190,11 @@ impl Op for Dot {
         let dt = a.dtype();
         if dt == DType::F16 {
             let y = super::run1(self, &Ctx::default(), &[a.astype(DType::F32), b.astype(DType::F32)])?;
-            outputs[0] = y.astype(DType::F16).reshape(outputs[0].shape())?;
-            return Ok(());
+            return outputs[0].write_from(&y);
         }
         let (sa, sb) = (a.snapshot(), b.snapshot());
         with_dtype!(dt, T => {
-            let (xa, xb) = (sa.slice::<T>().unwrap_or_default(), sb.slice::<T>().unwrap_or_default());
+            let (xa, xb) = (sa.typed::<T>()?, sb.typed::<T>()?);
             outputs[0].write_out::<T, _>(|out| {
                 for bi in 0..va.batch {
                     let c = &mut out[bi * m * n..(bi + 1) * m * n];
@@ -232,7 +231,7 @@ impl Op for Dot {
             (v.offset as isize + bi as isize * v.batch_stride + i as isize * v.rs + j as isize * v.cs) as usize
         };
         with_dtype!(dt, T => {
-            let (xa, xb) = (sa.slice::<T>().unwrap_or_default(), sb.slice::<T>().unwrap_or_default());
+            let (xa, xb) = (sa.typed::<T>()?, sb.typed::<T>()?);
             out.write_out::<T, _>(|o| {
                 let o = &mut o[bi * m * n..(bi + 1) * m * n];
                 if which == 0 {

@@ -97,14 +97,14 @@ impl Ordering {
     }
 
     /// Selected positions along the axis: `sel[(o·k + j)·inner + c]` for lane (o, c).
-    fn select(&self, x: &NDArray, p: &Plan) -> Vec<usize> {
+    fn select(&self, x: &NDArray, p: &Plan) -> Result<Vec<usize>> {
         let (outer, inner): (usize, usize) =
             (p.shape[..p.axis].iter().product(), p.shape[p.axis + 1..].iter().product());
         let (n, k, asc) = (p.n, p.k, self.is_ascend);
-        let vals = x.astype(DType::F64).to_vec::<f64>().unwrap_or_default();
+        let vals = x.astype(DType::F64).to_vec::<f64>()?;
         let mut sel = vec![0usize; outer * k * inner];
         if sel.is_empty() {
-            return sel;
+            return Ok(sel);
         }
         // One task per outer row (k·inner outputs each), in parallel when worth it.
         let rows = sel.chunks_mut(k * inner).collect::<Vec<_>>();
@@ -140,7 +140,7 @@ impl Ordering {
         for (row, r) in rows.into_iter().zip(results) {
             row.copy_from_slice(&r);
         }
-        sel
+        Ok(sel)
     }
 }
 
@@ -199,7 +199,7 @@ impl Op for Ordering {
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let x = &inputs[0];
         let p = self.plan(x.shape())?;
-        let sel = self.select(x, &p);
+        let sel = self.select(x, &p)?;
         let inner: usize = p.shape[p.axis + 1..].iter().product();
         let (n, k) = (p.n, p.k);
         // Source position of each selected element in the (flattened-if-None) data.
@@ -212,7 +212,7 @@ impl Op for Ordering {
                 OutKind::Values => {
                     let (buf, range) = dense(x);
                     with_dtype!(x.dtype(), T => {
-                        let s = buf.slice::<T>().map_or(&[][..], |v| &v[range]);
+                        let s = &buf.typed::<T>()?[range];
                         out.write_out::<T, _>(|o| o.iter_mut().enumerate().for_each(|(q, v)| *v = s[src(q)]))?;
                     });
                 }

@@ -221,7 +221,7 @@ impl Op for Reduce {
         let l = x.layout().clone();
         macro_rules! go {
             ($T:ty) => {{
-                let src = buf.slice::<$T>().unwrap_or_default();
+                let src = buf.typed::<$T>()?;
                 outputs[0].write_out::<$T, _>(|o| reduce_typed::<$T>(kind, src, &l, &flags, count, o))
             }};
         }
@@ -374,7 +374,7 @@ impl Op for ProdOthers {
         for (i, &p) in perm.iter().enumerate() {
             inv[p as usize] = i as i64;
         }
-        outputs[0] = t.transpose(&inv)?.astype(x.dtype());
+        outputs[0].write_from(&t.transpose(&inv)?)?;
         Ok(())
     }
 
@@ -470,7 +470,7 @@ impl Op for ArgReduce {
         let mut idx = vec![0i64; n];
         let buf = x.snapshot();
         with_dtype!(x.dtype(), T => {
-            let src = buf.slice::<T>().unwrap_or_default();
+            let src = buf.typed::<T>()?;
             kr::arg_reduce(src, x.layout(), axis, self.max, &mut idx);
         });
         outputs[0].write_out::<f32, _>(|o| {

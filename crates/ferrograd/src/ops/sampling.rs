@@ -13,6 +13,8 @@ use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::random;
+use crate::with_dtype;
+use ferrograd_kernels::Element;
 
 /// Which distribution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,13 +85,13 @@ impl Op for Random {
             Error::DType(m) => Error::DType(format!("{}: {m}", self.name())),
             e => e,
         };
-        outputs[0] = match self.dist {
-            Dist::Uniform => random::uniform(self.a, self.b, &self.shape, self.dtype),
-            Dist::Normal => random::normal(self.a, self.b, &self.shape, self.dtype),
-            Dist::Randint => random::randint(self.a as i64, self.b as i64, &self.shape, self.dtype),
+        let out = &mut outputs[0];
+        match self.dist {
+            Dist::Uniform => random::uniform_into(self.a, self.b, out),
+            Dist::Normal => random::normal_into(self.a, self.b, out),
+            Dist::Randint => random::randint_into(self.a as i64, self.b as i64, out),
         }
-        .map_err(named)?;
-        Ok(())
+        .map_err(named)
     }
     fn differentiable(&self) -> bool {
         false
@@ -182,20 +184,19 @@ impl Op for Sample {
             _ => random::uniform(0.0, 1.0, &out_meta.shape, DType::F64)?,
         };
         let (buf, range) = dense(&z);
-        let zs = buf.slice::<f64>().map_or(&[][..], |s| &s[range]);
-        let v: Vec<f64> = zs
-            .iter()
-            .enumerate()
-            .map(|(q, &u)| {
-                let p = q / per.max(1);
-                match self.dist {
-                    Dist::Normal => pa[p] + pb[p] * u,
-                    _ => pa[p] + (pb[p] - pa[p]) * u,
-                }
-            })
-            .collect();
-        outputs[0] = NDArray::from_vec(v, &out_meta.shape)?.astype(out_meta.dtype);
-        Ok(())
+        let zs = &buf.typed::<f64>()?[range];
+        let sample = |q: usize, u: f64| {
+            let p = q / per.max(1);
+            match self.dist {
+                Dist::Normal => pa[p] + pb[p] * u,
+                _ => pa[p] + (pb[p] - pa[p]) * u,
+            }
+        };
+        with_dtype!(out_meta.dtype, T => outputs[0].write_out::<T, _>(|o| {
+            for (q, (o, &u)) in o.iter_mut().zip(zs).enumerate() {
+                *o = T::from_f64(sample(q, u));
+            }
+        }))
     }
     fn differentiable(&self) -> bool {
         false

@@ -136,7 +136,8 @@ impl Op for Reshape {
         Ok(vec![Meta::new(&infer_reshape(&inputs[0].shape, &self.spec, self.reverse)?, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].reshape(outputs[0].shape())?;
+        let v = inputs[0].reshape(outputs[0].shape())?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
@@ -180,7 +181,8 @@ impl Op for Transpose {
         Ok(vec![Meta::new(&perm.iter().map(|&p| inputs[0].shape[p]).collect::<Vec<_>>(), inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].transpose(&self.axes)?;
+        let v = inputs[0].transpose(&self.axes)?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
@@ -239,7 +241,8 @@ impl Op for BroadcastTo {
         Ok(vec![Meta::new(&t, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].broadcast_to(outputs[0].shape())?;
+        let v = inputs[0].broadcast_to(outputs[0].shape())?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
@@ -280,7 +283,8 @@ impl Op for ReshapeExact {
         Ok(vec![Meta::new(&self.shape, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].reshape(&self.shape)?;
+        let v = inputs[0].reshape(&self.shape)?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
@@ -315,7 +319,8 @@ impl Op for BroadcastExact {
         Ok(vec![Meta::new(&self.shape, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].broadcast_to(&self.shape)?;
+        let v = inputs[0].broadcast_to(&self.shape)?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
@@ -347,7 +352,7 @@ impl Op for Cast {
         Ok(vec![Meta::new(&inputs[0].shape, self.dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].astype(self.dtype);
+        outputs[0].write_from(&inputs[0])?;
         Ok(())
     }
     fn differentiable(&self) -> bool {
@@ -391,8 +396,8 @@ impl Op for Fill {
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         Ok(vec![inputs[0].clone()])
     }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = NDArray::full(inputs[0].shape(), inputs[0].dtype(), self.value);
+    fn forward(&self, _ctx: &Ctx, _inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0].fill_scalar(self.value);
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -415,7 +420,7 @@ impl Op for Identity {
         Ok(vec![inputs[0].clone()])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].copy();
+        outputs[0].write_from(&inputs[0])?;
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -462,7 +467,8 @@ impl Op for BasicIndex {
         Ok(vec![Meta::new(v.shape(), inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].slice(&self.args)?;
+        let v = inputs[0].slice(&self.args)?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
@@ -499,7 +505,8 @@ impl Op for BasicIndexGrad {
         Ok(vec![Meta::new(&self.shape, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let mut out = NDArray::zeros(&self.shape, inputs[0].dtype());
+        let out = &mut outputs[0];
+        out.fill_scalar(0.0);
         // Only the layout: a sliced view would hold the buffer and force a copy on the write.
         let dl = out.slice_layout(&self.args)?;
         let src = inputs[0].snapshot();
@@ -508,12 +515,12 @@ impl Op for BasicIndexGrad {
             match_buffer!(buf, m => {
                 let d = m.as_mut_slice();
                 with_dtype!(inputs[0].dtype(), S => {
-                    let s = src.slice::<S>().unwrap_or_default();
+                    let s = src.typed::<S>()?;
                     assign(d, &dl, s, &sl, |_, v| ferrograd_kernels::Element::from_f64(ferrograd_kernels::Element::to_f64(v)));
+                    Ok::<(), crate::Error>(())
                 })
             })
-        });
-        outputs[0] = out;
+        })?;
         Ok(())
     }
     fn saves(&self) -> Saves {

@@ -79,7 +79,8 @@ impl Op for BroadcastLike {
         Ok(vec![Meta::new(&self.target(&inputs[0].shape, &inputs[1].shape)?, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].broadcast_to(outputs[0].shape())?;
+        let v = inputs[0].broadcast_to(outputs[0].shape())?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
@@ -138,7 +139,8 @@ impl Op for BroadcastAxis {
         Ok(vec![Meta::new(&self.target(&inputs[0].shape)?, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].broadcast_to(outputs[0].shape())?;
+        let v = inputs[0].broadcast_to(outputs[0].shape())?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {

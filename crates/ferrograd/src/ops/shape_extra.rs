@@ -26,7 +26,8 @@ impl Op for ExpandDims {
         Ok(vec![Meta::new(&s, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].expand_dims(self.axis)?;
+        let v = inputs[0].expand_dims(self.axis)?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
@@ -63,7 +64,8 @@ impl Op for Squeeze {
         Ok(vec![Meta::new(&s, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].reshape(outputs[0].shape())?;
+        let v = inputs[0].reshape(outputs[0].shape())?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {

@@ -29,12 +29,12 @@ fn to_i64(s: &[usize]) -> Vec<i64> {
     s.iter().map(|&d| d as i64).collect()
 }
 
-/// `out[p] = src[map[p]]` (or `fill` where `map[p] == NONE`), into a fresh array of `shape`.
-fn gather(x: &NDArray, map: &[usize], fill: f64, shape: &[usize], dtype: DType) -> Result<NDArray> {
-    let mut out = NDArray::uninit(shape, dtype);
+/// `out[p] = src[map[p]]` (or `fill` where `map[p] == NONE`), written into `out` (an op output).
+fn gather(x: &NDArray, map: &[usize], fill: f64, out: &mut NDArray) -> Result<()> {
+    let dtype = out.dtype();
     let (buf, range) = dense(&x.astype_if(dtype));
     with_dtype!(dtype, T => {
-        let src = buf.slice::<T>().map_or(&[][..], |s| &s[range]);
+        let src = &buf.typed::<T>()?[range];
         let f = T::from_f64(fill);
         out.write_out::<T, _>(|o| {
             par::for_each_chunk(o, Cost::Light, |start, chunk| {
@@ -44,15 +44,14 @@ fn gather(x: &NDArray, map: &[usize], fill: f64, shape: &[usize], dtype: DType) 
             })
         })?;
     });
-    Ok(out)
+    Ok(())
 }
 
-/// Zeros of `shape` with `out[map[p]] += src[p]` (sequential: positions may repeat).
-fn scatter_add(x: &NDArray, map: &[usize], shape: &[usize]) -> Result<NDArray> {
-    let mut out = NDArray::uninit(shape, x.dtype());
-    let (buf, range) = dense(x);
-    with_dtype!(x.dtype(), T => {
-        let src = buf.slice::<T>().map_or(&[][..], |s| &s[range]);
+/// `out` set to zeros, then `out[map[p]] += src[p]` (sequential: positions may repeat).
+fn scatter_add(x: &NDArray, map: &[usize], out: &mut NDArray) -> Result<()> {
+    let (buf, range) = dense(&x.astype_if(out.dtype()));
+    with_dtype!(out.dtype(), T => {
+        let src = &buf.typed::<T>()?[range];
         out.write_out::<T, _>(|o| {
             o.fill(T::zero());
             for (&v, &m) in src.iter().zip(map) {
@@ -62,7 +61,7 @@ fn scatter_add(x: &NDArray, map: &[usize], shape: &[usize]) -> Result<NDArray> {
             }
         })?;
     });
-    Ok(out)
+    Ok(())
 }
 
 trait AstypeIf {
@@ -155,7 +154,7 @@ impl Op for TakeAlong {
         let (x, ind) = (&inputs[0], &inputs[1]);
         let axis = normalize_axis(self.name(), self.axis, x.ndim())?;
         let map = along_map(self.name(), x.shape(), axis, &index_values(ind)?, ind.shape(), self.mode)?;
-        outputs[0] = gather(x, &map, 0.0, ind.shape(), x.dtype())?;
+        gather(x, &map, 0.0, &mut outputs[0])?;
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -207,7 +206,7 @@ impl Op for ScatterAlong {
         let (x, ind) = (&inputs[0], &inputs[1]);
         let axis = normalize_axis(self.name(), self.axis, self.shape.len())?;
         let map = along_map(self.name(), &self.shape, axis, &index_values(ind)?, ind.shape(), self.mode)?;
-        outputs[0] = scatter_add(x, &map, &self.shape)?;
+        scatter_add(x, &map, &mut outputs[0])?;
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -268,9 +267,9 @@ impl Op for Pick {
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (x, ind) = (&inputs[0], &inputs[1]);
-        let (axis, kept, out) = self.plan(x.shape(), ind.shape())?;
+        let (axis, kept, _) = self.plan(x.shape(), ind.shape())?;
         let map = along_map("pick", x.shape(), axis, &index_values(ind)?, &kept, self.mode)?;
-        outputs[0] = gather(x, &map, 0.0, &out, x.dtype())?;
+        gather(x, &map, 0.0, &mut outputs[0])?;
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -319,7 +318,7 @@ impl Op for BatchTake {
         let (a, ind) = (&inputs[0], &inputs[1]);
         let n = BatchTake::check(a.shape(), ind.shape())?;
         let map = along_map("batch_take", a.shape(), 1, &index_values(ind)?, &[n, 1], TakeMode::Clip)?;
-        outputs[0] = gather(a, &map, 0.0, ind.shape(), a.dtype())?;
+        gather(a, &map, 0.0, &mut outputs[0])?;
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -520,8 +519,8 @@ impl Op for Pad {
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let x = &inputs[0];
-        let (s, map) = pad_map("Pad", x.shape(), &self.pad_width, self.mode)?;
-        outputs[0] = gather(x, &map, self.constant_value, &s, x.dtype())?;
+        let (_, map) = pad_map("Pad", x.shape(), &self.pad_width, self.mode)?;
+        gather(x, &map, self.constant_value, &mut outputs[0])?;
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -566,7 +565,7 @@ impl Op for PadGrad {
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (_, map) = pad_map(self.name(), &self.shape, &self.pad_width, self.mode)?;
-        outputs[0] = scatter_add(&inputs[0], &map, &self.shape)?;
+        scatter_add(&inputs[0], &map, &mut outputs[0])?;
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -659,10 +658,10 @@ impl Op for Diag {
         if x.ndim() == 1 {
             let m = self.square(x.shape()[0])?;
             let (_, map) = diag_map(&[m, m], self.k, 0, 1)?;
-            outputs[0] = scatter_add(x, &map, &[m, m])?;
+            scatter_add(x, &map, &mut outputs[0])?;
         } else {
-            let (s, map) = diag_map(x.shape(), self.k, self.axis1, self.axis2)?;
-            outputs[0] = gather(x, &map, 0.0, &s, x.dtype())?;
+            let (_, map) = diag_map(x.shape(), self.k, self.axis1, self.axis2)?;
+            gather(x, &map, 0.0, &mut outputs[0])?;
         }
         Ok(())
     }
@@ -708,7 +707,7 @@ impl Op for DiagGrad {
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (_, map) = diag_map(&self.shape, self.diag.k, self.diag.axis1, self.diag.axis2)?;
-        outputs[0] = scatter_add(&inputs[0], &map, &self.shape)?;
+        scatter_add(&inputs[0], &map, &mut outputs[0])?;
         Ok(())
     }
     fn saves(&self) -> Saves {

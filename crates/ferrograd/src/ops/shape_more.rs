@@ -69,7 +69,7 @@ fn join_into(parts: &[NDArray], axis: usize, out: &mut NDArray) -> Result<()> {
     offsets.push(acc);
     with_dtype!(out.dtype(), T => {
         let srcs: Vec<&[T]> =
-            dense.iter().map(|(b, r)| b.slice::<T>().map_or(&[][..], |s| &s[r.clone()])).collect();
+            dense.iter().map(|(b, r)| b.typed::<T>().map(|s| &s[r.clone()])).collect::<Result<_>>()?;
         out.write_out::<T, _>(|o| {
             if total == 0 {
                 return;
@@ -301,13 +301,13 @@ impl Op for SliceChannel {
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let x = &inputs[0];
-        let (axis, len, part) = self.parts(x.shape())?;
-        let shape = self.out_shape(&part, axis);
+        let (axis, len, _) = self.parts(x.shape())?;
+        // Each part's row-major order is its output's (which drops the axis when squeezed).
         for (k, o) in outputs.iter_mut().enumerate() {
             let mut args = vec![SliceArg::Range { start: None, stop: None, step: 1 }; axis];
             let b = (k * len) as i64;
             args.push(SliceArg::Range { start: Some(b), stop: Some(b + len as i64), step: 1 });
-            *o = x.slice(&args)?.copy().reshape(&shape)?;
+            o.write_from(&x.slice(&args)?)?;
         }
         Ok(())
     }
@@ -365,7 +365,7 @@ impl Op for AddN {
         let dense: Vec<_> = inputs.iter().map(dense).collect();
         with_dtype!(outputs[0].dtype(), T => {
             let srcs: Vec<&[T]> =
-                dense.iter().map(|(b, r)| b.slice::<T>().map_or(&[][..], |s| &s[r.clone()])).collect();
+                dense.iter().map(|(b, r)| b.typed::<T>().map(|s| &s[r.clone()])).collect::<Result<_>>()?;
             outputs[0].write_out::<T, _>(|o| {
                 par::for_each_chunk(o, Cost::Light, |start, chunk| {
                     let end = start + chunk.len();
@@ -415,7 +415,8 @@ impl Op for SwapAxis {
         Ok(vec![Meta::new(&s, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].transpose(&self.perm(inputs[0].ndim())?)?;
+        let v = inputs[0].transpose(&self.perm(inputs[0].ndim())?)?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
@@ -463,8 +464,9 @@ impl Op for Tile {
         Ok(vec![Meta::new(&out, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let (_, inter, big, out) = self.plan(inputs[0].shape());
-        outputs[0] = inputs[0].reshape(&inter)?.broadcast_to(&big)?.to_contiguous_copy().reshape(&out)?;
+        let (_, inter, big, _) = self.plan(inputs[0].shape());
+        let v = inputs[0].reshape(&inter)?.broadcast_to(&big)?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -525,8 +527,9 @@ impl Op for Repeat {
         Ok(vec![Meta::new(&out, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let (_, inter, big, out) = self.plan(inputs[0].shape())?;
-        outputs[0] = inputs[0].reshape(&inter)?.broadcast_to(&big)?.to_contiguous_copy().reshape(&out)?;
+        let (_, inter, big, _) = self.plan(inputs[0].shape())?;
+        let v = inputs[0].reshape(&inter)?.broadcast_to(&big)?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -574,7 +577,8 @@ impl Op for Reverse {
         Ok(vec![inputs[0].clone()])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].slice(&self.index(inputs[0].ndim())?)?.to_contiguous_copy();
+        let v = inputs[0].slice(&self.index(inputs[0].ndim())?)?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn saves(&self) -> Saves {

@@ -217,22 +217,21 @@ impl Op for Unary {
         match x.dtype() {
             DType::F32 => {
                 let src = x.snapshot();
-                let s = src.slice::<f32>().unwrap_or_default();
+                let s = src.typed::<f32>()?;
                 outputs[0].write_out::<f32, _>(|o| forward_f32(self.kind, s, x.layout(), o))
             }
             DType::F16 => {
-                let y = super::run1(self, &Ctx::default(), &[x.astype(DType::F32)])?.astype(DType::F16);
-                outputs[0] = y;
-                Ok(())
+                let y = super::run1(self, &Ctx::default(), &[x.astype(DType::F32)])?;
+                outputs[0].write_from(&y)
             }
             DType::F64 => {
                 let src = x.snapshot();
-                let s = src.slice::<f64>().unwrap_or_default();
+                let s = src.typed::<f64>()?;
                 outputs[0].write_out::<f64, _>(|o| forward_f64(self.kind, s, x.layout(), o))
             }
             dt => with_dtype!(dt, T => {
                 let src = x.snapshot();
-                let s = src.slice::<T>().unwrap_or_default();
+                let s = src.typed::<T>()?;
                 outputs[0].write_out::<T, _>(|o| forward_any(self.kind, s, x.layout(), o))
             }),
         }

@@ -29,7 +29,7 @@ use crate::with_float_dtype;
 fn map_f64(x: &NDArray, out: &mut NDArray, f: impl Fn(f64) -> f64 + Copy + Send + Sync) -> Result<()> {
     let src = x.snapshot();
     with_float_dtype!(x.dtype(), T => {
-        let s = src.slice::<T>().unwrap_or_default();
+        let s = src.typed::<T>()?;
         out.write_out::<T, _>(|o| unary(s, x.layout(), o, Cost::Heavy, move |v: T| T::from_f64(f(v.to_f64()))))
     }, else Err(Error::DType(format!("activation: data must have a float dtype, got {}", x.dtype()))))
 }
@@ -226,7 +226,7 @@ impl Op for LeakyReLU {
                 let xv = x.to_contiguous();
                 let src = xv.snapshot();
                 with_float_dtype!(x.dtype(), T => {
-                    let s = &src.slice::<T>().unwrap_or_default()[xv.layout().contiguous_range().unwrap_or(0..0)];
+                    let s = &src.typed::<T>()?[xv.layout().contiguous_range().unwrap_or(0..0)];
                     outputs[0].write_out::<T, _>(|o| {
                         for ((o, &v), &gm) in o.iter_mut().zip(s).zip(&gv) {
                             let v = v.to_f64();

@@ -27,7 +27,7 @@ fn via_f32(op: &dyn Op, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<(
     let xs: Vec<NDArray> = inputs.iter().map(|x| x.astype(DType::F32)).collect();
     let outs = crate::ops::run(op, &Ctx::default(), &xs)?;
     for (o, r) in outputs.iter_mut().zip(outs) {
-        *o = r.astype(DType::F16);
+        o.write_from(&r)?;
     }
     Ok(())
 }
@@ -128,9 +128,9 @@ impl Op for FullyConnected {
         let (bw, rw) = dense(&inputs[1]);
         let bias = if self.no_bias { None } else { Some(dense(&inputs[2])) };
         float_kernel!("FullyConnected", dt, T => {
-            let x = &bx.slice::<T>().unwrap_or_default()[rx];
-            let w = &bw.slice::<T>().unwrap_or_default()[rw];
-            let b = bias.as_ref().map(|(bb, rb)| &bb.slice::<T>().unwrap_or_default()[rb.clone()]);
+            let x = &bx.typed::<T>()?[rx];
+            let w = &bw.typed::<T>()?[rw];
+            let b = bias.as_ref().map(|(bb, rb)| bb.typed::<T>().map(|s| &s[rb.clone()])).transpose()?;
             outputs[0].write_out::<T, _>(|o| fc_forward(m, k, h, x, w, b, o))
         })
     }
@@ -153,8 +153,8 @@ impl Op for FullyConnected {
         let (bx, rx) = dense(&inputs[0]);
         let (bw, rw) = dense(&inputs[1]);
         float_kernel!("FullyConnected", dt, T => {
-            let x = &bx.slice::<T>().unwrap_or_default()[rx];
-            let w = &bw.slice::<T>().unwrap_or_default()[rw];
+            let x = &bx.typed::<T>()?[rx];
+            let w = &bw.typed::<T>()?[rw];
             let add = |y: &mut T, v: f64| *y = T::from_f64(delta * v + y.to_f64());
             out.write_out::<T, _>(|o| match which {
                 0 => {
@@ -297,8 +297,8 @@ impl Op for LinalgGemm2 {
         let bv = if self.transpose_b { (1, k as isize) } else { (n as isize, 1) };
         let alpha = self.alpha;
         float_kernel!("linalg_gemm2", dt, T => {
-            let a = &ba.slice::<T>().unwrap_or_default()[ra];
-            let b = &bb.slice::<T>().unwrap_or_default()[rb];
+            let a = &ba.typed::<T>()?[ra];
+            let b = &bb.typed::<T>()?[rb];
             outputs[0].write_out::<T, _>(|o| {
                 if m * n == 0 {
                     return;

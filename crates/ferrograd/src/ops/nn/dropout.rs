@@ -70,21 +70,20 @@ impl Op for Dropout {
     }
     fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let x = &inputs[0];
-        let dt = x.dtype();
         if !(ctx.is_train || self.always) || self.p == 0.0 {
-            outputs[0] = x.copy();
-            outputs[1] = NDArray::ones(x.shape(), dt);
+            outputs[0].write_from(x)?;
+            outputs[1].fill_scalar(1.0);
             return Ok(());
         }
         let ms = self.mask_shape(x.shape())?;
         let keep = if self.p >= 1.0 { 0.0 } else { 1.0 / (1.0 - self.p) };
         let u = crate::random::uniform(0.0, 1.0, &ms, DType::F64)?.to_f64_vec();
         let m: Vec<f64> = u.into_iter().map(|v| if v >= self.p { keep } else { 0.0 }).collect();
-        let mask = NDArray::from_vec(m, &ms)?.astype(dt).broadcast_to(x.shape())?.to_contiguous_copy();
-        outputs[0] =
-            crate::ops::run1(&Binary { kind: BinaryKind::Mul, broadcast: false }, ctx, &[x.clone(), mask.clone()])?;
-        outputs[1] = mask;
-        Ok(())
+        // The mask is converted and broadcast straight into its output, then multiplied into the
+        // first output by the elementwise product's own forward.
+        outputs[1].write_from(&NDArray::from_vec(m, &ms)?.broadcast_to(x.shape())?)?;
+        let mask = outputs[1].clone();
+        Binary { kind: BinaryKind::Mul, broadcast: false }.forward(ctx, &[x.clone(), mask], &mut outputs[..1])
     }
     fn saves(&self) -> Saves {
         Saves::Outputs

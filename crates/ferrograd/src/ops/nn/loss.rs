@@ -401,7 +401,7 @@ impl Op for RegressionOutput {
         if self.kind == RegKind::Logistic {
             return Unary { kind: UnaryKind::Sigmoid }.forward(ctx, &inputs[..1], outputs);
         }
-        outputs[0] = inputs[0].copy();
+        outputs[0].write_from(&inputs[0])?;
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -468,7 +468,7 @@ impl Op for MakeLoss {
         Ok(vec![inputs[0].clone()])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].copy();
+        outputs[0].write_from(&inputs[0])?;
         Ok(())
     }
     fn saves(&self) -> Saves {
@@ -515,7 +515,7 @@ impl Op for BlockGrad {
         Ok(vec![inputs[0].clone()])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0] = inputs[0].copy();
+        outputs[0].write_from(&inputs[0])?;
         Ok(())
     }
     fn saves(&self) -> Saves {

@@ -285,19 +285,18 @@ pub fn softmax_into(x: &NDArray, out: &mut NDArray, dims: (usize, usize, usize),
     match dt {
         DType::F32 => {
             let (buf, r) = dense(&x);
-            let src = &buf.slice::<f32>().unwrap_or_default()[r];
+            let src = &buf.typed::<f32>()?[r];
             out.write_out::<f32, _>(|o| softmax_kernel(src, o, dims, s as f32, log))
         }
         DType::F64 => {
             let (buf, r) = dense(&x);
-            let src = &buf.slice::<f64>().unwrap_or_default()[r];
+            let src = &buf.typed::<f64>()?[r];
             out.write_out::<f64, _>(|o| softmax_kernel(src, o, dims, s, log))
         }
         DType::F16 => {
             let mut tmp = NDArray::uninit(x.shape(), DType::F32);
             softmax_into(&x, &mut tmp, dims, s, log)?;
-            *out = tmp.astype(DType::F16);
-            Ok(())
+            out.write_from(&tmp)
         }
         other => Err(Error::DType(format!("softmax: data must have a float dtype, got {other}"))),
     }
@@ -442,18 +441,17 @@ impl Op for SoftmaxGrad {
         match g.dtype() {
             DType::F32 => {
                 let ((bg, rg), (by, ry)) = (dense(g), dense(y));
-                let (gs, ys) = (&bg.slice::<f32>().unwrap_or_default()[rg], &by.slice::<f32>().unwrap_or_default()[ry]);
+                let (gs, ys) = (&bg.typed::<f32>()?[rg], &by.typed::<f32>()?[ry]);
                 outputs[0].write_out::<f32, _>(|o| softmax_grad_kernel(gs, ys, o, dims, s as f32, log))
             }
             DType::F64 => {
                 let ((bg, rg), (by, ry)) = (dense(g), dense(y));
-                let (gs, ys) = (&bg.slice::<f64>().unwrap_or_default()[rg], &by.slice::<f64>().unwrap_or_default()[ry]);
+                let (gs, ys) = (&bg.typed::<f64>()?[rg], &by.typed::<f64>()?[ry]);
                 outputs[0].write_out::<f64, _>(|o| softmax_grad_kernel(gs, ys, o, dims, s, log))
             }
             _ => {
                 let r = crate::ops::run1(self, &Ctx::default(), &[g.astype(DType::F32), y.astype(DType::F32)])?;
-                outputs[0] = r.astype(g.dtype());
-                Ok(())
+                outputs[0].write_from(&r)
             }
         }
     }
