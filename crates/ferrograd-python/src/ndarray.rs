@@ -47,17 +47,26 @@ fn work_of(inputs: &[NDArray]) -> usize {
 }
 
 /// Runs one op built for this call through the autograd tape (recorded when recording and some
-/// input is tracked); releases the GIL only for large inputs. The inputs are cloned (reference
-/// counts only) first, so work done without the GIL never reads memory owned by a Python object.
+/// input is tracked); releases the GIL only for large inputs. Then the inputs are cloned
+/// (reference counts only) first, so work done without the GIL never reads memory owned by a
+/// Python object; small ops (the GIL kept) skip that copy.
 pub fn run_op<O: Op + 'static>(py: Python<'_>, op: O, inputs: &[NDArray]) -> PyResult<NDArray> {
-    let xs = inputs.to_vec();
-    enter(py, is_heavy(work_of(&xs)), move || Ok(autograd::invoke_owned(op, &xs)?.swap_remove(0)))
+    if is_heavy(work_of(inputs)) {
+        let xs = inputs.to_vec();
+        enter(py, true, move || Ok(autograd::invoke_owned(op, &xs)?.swap_remove(0)))
+    } else {
+        enter(py, false, || Ok(autograd::invoke_owned(op, inputs)?.swap_remove(0)))
+    }
 }
 
 /// [`run_op`] for a shared op.
 pub fn run_shared(py: Python<'_>, op: &OpRef, inputs: &[NDArray]) -> PyResult<NDArray> {
-    let xs = inputs.to_vec();
-    enter(py, is_heavy(work_of(&xs)), move || autograd::invoke1(op, &xs))
+    if is_heavy(work_of(inputs)) {
+        let xs = inputs.to_vec();
+        enter(py, true, move || autograd::invoke1(op, &xs))
+    } else {
+        enter(py, false, || autograd::invoke1(op, inputs))
+    }
 }
 
 /// `ferrograd.context.cpu` and `ferrograd.context._check_context`, handed over once when
