@@ -187,14 +187,12 @@ def operators_reference():
         if spec.aliases:
             out.append(" Aliases: " + ", ".join(f"`{a}`" for a in spec.aliases) + ".")
         out.append("\n")
-        if spec.params and spec.typed:
+        if spec.params:
             out.append("\n| parameter | type | default | description |\n|---|---|---|---|\n")
             for p in spec.params:
                 default = "required" if p.required else f"`{p.default!r}`"
                 out.append(f"| `{p.name}` | {_cell(_registry.param_type_text(p))} | {default} "
                            f"| {_cell(p.doc)} |\n")
-        elif spec.params:
-            out.append("\nParameters: " + ", ".join(f"`{p.name}`" for p in spec.params) + ".\n")
     return "".join(out)
 
 

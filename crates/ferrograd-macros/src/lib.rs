@@ -64,10 +64,7 @@ fn param_attr(attrs: &[syn::Attribute]) -> syn::Result<ParamAttr> {
 #[proc_macro_derive(OpParams, attributes(param))]
 pub fn derive_op_params(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    match op_params(&input) {
-        Ok(ts) => ts.into(),
-        Err(e) => e.to_compile_error().into(),
-    }
+    op_params(&input).unwrap_or_else(syn::Error::into_compile_error).into()
 }
 
 fn op_params(input: &DeriveInput) -> syn::Result<TokenStream2> {
@@ -92,45 +89,35 @@ fn op_params(input: &DeriveInput) -> syn::Result<TokenStream2> {
             return Err(syn::Error::new_spanned(f, "every parameter needs a one-line doc comment"));
         }
         names.push(name.clone());
-        match &attr.default {
+        let value = quote!(<#ty as #p::ParamType>::to_value(&self.#fid).to_mx_string());
+        let (default, parse, ser) = match &attr.default {
             Some(d) => {
                 // Typed, so that `Vec::new()` or `None` need no annotation at the use site.
                 let d = quote!({
                     let d: #ty = #d;
                     d
                 });
-                defs.push(quote! {
-                    #p::ParamDef {
-                        name: #name,
-                        doc: #doc,
-                        py_type: <#ty as #p::ParamType>::py_type(),
-                        choices: <#ty as #p::ParamType>::choices(),
-                        default: Some(<#ty as #p::ParamType>::to_value(&(#d))),
-                    }
-                });
-                parses.push(quote!(#fid: a.param_or::<#ty>(#name, || #d)?));
-                sers.push(quote! {
-                    if self.#fid != (#d) {
-                        out.push((#name, <#ty as #p::ParamType>::to_value(&self.#fid).to_mx_string()));
-                    }
-                });
+                (
+                    quote!(Some(<#ty as #p::ParamType>::to_value(&(#d)))),
+                    quote!(a.param_or::<#ty>(#name, || #d)?),
+                    quote!(if self.#fid != (#d) {
+                        out.push((#name, #value));
+                    }),
+                )
             }
-            None => {
-                defs.push(quote! {
-                    #p::ParamDef {
-                        name: #name,
-                        doc: #doc,
-                        py_type: <#ty as #p::ParamType>::py_type(),
-                        choices: <#ty as #p::ParamType>::choices(),
-                        default: None,
-                    }
-                });
-                parses.push(quote!(#fid: a.param_required::<#ty>(#name)?));
-                sers.push(quote! {
-                    out.push((#name, <#ty as #p::ParamType>::to_value(&self.#fid).to_mx_string()));
-                });
+            None => (quote!(None), quote!(a.param_required::<#ty>(#name)?), quote!(out.push((#name, #value));)),
+        };
+        defs.push(quote! {
+            #p::ParamDef {
+                name: #name,
+                doc: #doc,
+                py_type: <#ty as #p::ParamType>::py_type(),
+                choices: <#ty as #p::ParamType>::choices(),
+                default: #default,
             }
-        }
+        });
+        parses.push(quote!(#fid: #parse));
+        sers.push(ser);
     }
     Ok(quote! {
         impl #p::OpParams for #ident {
@@ -158,10 +145,7 @@ fn op_params(input: &DeriveInput) -> syn::Result<TokenStream2> {
 #[proc_macro_derive(ParamEnum, attributes(param))]
 pub fn derive_param_enum(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    match param_enum(&input) {
-        Ok(ts) => ts.into(),
-        Err(e) => e.to_compile_error().into(),
-    }
+    param_enum(&input).unwrap_or_else(syn::Error::into_compile_error).into()
 }
 
 fn param_enum(input: &DeriveInput) -> syn::Result<TokenStream2> {

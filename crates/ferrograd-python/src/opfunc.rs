@@ -42,12 +42,14 @@ impl OpFunc {
         self.inputs.iter().position(|i| *i == key)
     }
 
-    fn array(&self, py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResult<NDArray> {
+    /// The array in `v`; `what` names the argument, built only for the error (no formatting on
+    /// the call path).
+    fn array(&self, py: Python<'_>, what: impl FnOnce() -> String, v: &Bound<'_, PyAny>) -> PyResult<NDArray> {
         match v.cast::<PyNDArray>() {
             Ok(a) => Ok(a.borrow().inner.clone()),
             Err(_) => Err(type_err(
                 py,
-                format!("{}(): {what} must be an NDArray, got {}", self.def.name, v.get_type().name()?),
+                format!("{}(): {} must be an NDArray, got {}", self.def.name, what(), v.get_type().name()?),
             )),
         }
     }
@@ -66,10 +68,10 @@ impl OpFunc {
         arrays.resize(n_in, None);
         for (i, v) in args.iter().enumerate() {
             if self.variadic() {
-                arrays.push(Some(self.array(py, &format!("input {i}"), &v)?));
+                arrays.push(Some(self.array(py, || format!("input {i}"), &v)?));
             } else if i < n_in {
                 if !v.is_none() {
-                    arrays[i] = Some(self.array(py, &format!("argument '{}'", self.inputs[i]), &v)?);
+                    arrays[i] = Some(self.array(py, || format!("argument '{}'", self.inputs[i]), &v)?);
                 }
             } else if let Some(p) = self.params.get(i - n_in) {
                 attrs.items.push((p.to_string(), attr_value(&v)?));
@@ -98,7 +100,7 @@ impl OpFunc {
                         let dup = if let Some(i) = self.input_index(key) {
                             let dup = arrays[i].is_some() || i < args.len();
                             if !v.is_none() {
-                                arrays[i] = Some(self.array(py, &format!("argument '{key}'"), &v)?);
+                                arrays[i] = Some(self.array(py, || format!("argument '{key}'"), &v)?);
                             }
                             dup
                         } else {

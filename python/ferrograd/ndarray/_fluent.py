@@ -6,65 +6,26 @@ arguments follow the op's own order (further array inputs first, then parameters
 attached only when its op is registered, so ops added later gain their method automatically.
 """
 
-import inspect
-
 from ..base import DTypeError
 from . import _registry
 
-_P = inspect.Parameter
-_REQUIRED = _P.empty
-
-_REDUCE = {"axis": None, "keepdims": False, "exclude": False}
-
-# Method name -> (op name, MXNet's documented defaults; parameters absent here are required
-# unless the registry lists them, in which case their default is None = the op's own default).
+# Method name -> op name. Signatures and defaults come from the op's declaration.
 _METHODS = {
-    **{m: (m, _REDUCE) for m in ("sum", "mean", "prod", "max", "min", "nansum", "nanprod")},
-    "norm": ("norm", {"ord": 2, "axis": None, "keepdims": False}),
-    "argmax": ("argmax", {"axis": None, "keepdims": False}),
-    "argmin": ("argmin", {"axis": None, "keepdims": False}),
-    **{m: (m, {}) for m in (
+    **{m: m for m in (
+        "sum", "mean", "prod", "max", "min", "nansum", "nanprod", "norm", "argmax", "argmin",
         "exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "cbrt", "rcbrt",
         "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
         "tanh", "arcsinh", "arccosh", "arctanh", "sigmoid", "relu", "softsign", "sign", "abs",
         "floor", "ceil", "round", "rint", "fix", "trunc", "degrees", "radians", "zeros_like",
-        "ones_like")},
-    "clip": ("clip", {"a_min": _REQUIRED, "a_max": _REQUIRED}),
-    "broadcast_to": ("broadcast_to", {"shape": _REQUIRED}),
-    "broadcast_like": ("broadcast_like", {}),
-    "broadcast_axes": ("broadcast_axes", {"axis": (), "size": ()}),
-    "take": ("take", {"axis": 0, "mode": "clip"}),
-    "pick": ("pick", {"axis": -1, "keepdims": False, "mode": "clip"}),
-    "one_hot": ("one_hot", {"depth": _REQUIRED, "on_value": 1.0, "off_value": 0.0,
-                            "dtype": "float32"}),
-    "slice": ("slice", {"begin": _REQUIRED, "end": _REQUIRED, "step": ()}),
-    "slice_axis": ("slice_axis", {"axis": _REQUIRED, "begin": _REQUIRED, "end": _REQUIRED}),
-    "slice_like": ("slice_like", {"axes": ()}),
-    "tile": ("tile", {"reps": _REQUIRED}),
-    "repeat": ("repeat", {"repeats": _REQUIRED, "axis": None}),
-    "flip": ("flip", {"axis": _REQUIRED}),
-    "swapaxes": ("swapaxes", {"dim1": 0, "dim2": 0}),
-    "split": ("split", {"num_outputs": _REQUIRED, "axis": 1, "squeeze_axis": False}),
-    "pad": ("pad", {"mode": _REQUIRED, "pad_width": _REQUIRED, "constant_value": 0.0}),
-    "softmax": ("softmax", {"axis": -1, "temperature": None}),
-    "log_softmax": ("log_softmax", {"axis": -1, "temperature": None}),
-    "softmin": ("softmin", {"axis": -1, "temperature": None}),
-    "sort": ("sort", {"axis": -1, "is_ascend": True}),
-    "argsort": ("argsort", {"axis": -1, "is_ascend": True}),
-    "topk": ("topk", {"axis": -1, "k": 1, "ret_typ": "indices", "is_ascend": False}),
-    "diag": ("diag", {"k": 0}),
+        "ones_like", "clip", "broadcast_to", "broadcast_like", "broadcast_axes", "take", "pick",
+        "one_hot", "slice", "slice_axis", "slice_like", "tile", "repeat", "flip", "swapaxes",
+        "split", "pad", "softmax", "log_softmax", "softmin", "sort", "argsort", "topk", "diag")},
 }
 
 
-def _signature(spec, legacy_defaults):
+def _signature(spec):
     """self, the op's further inputs, then its parameters with their declared defaults."""
-    rest = spec._replace(inputs=spec.inputs[1:])
-    if not spec.typed:  # parameters known by name only: MXNet's documented defaults from the table
-        rest = rest._replace(params=[p._replace(
-            required=legacy_defaults.get(p.name, None) is _REQUIRED,
-            default=legacy_defaults.get(p.name, None)) for p in spec.params])
-    params = _registry.parameters(rest, leading=("self",))
-    return inspect.Signature(_registry._sorted_keyword_only(params))
+    return _registry.signature(spec._replace(inputs=spec.inputs[1:]), (), leading=("self",))
 
 
 def _make(meth, spec, op, sig, owner):
@@ -102,11 +63,11 @@ def attach(cls, ops=None, owner="NDArray"):
     if ops is None:
         ops = _registry.make_ops()
     by_name = {n: s for s in _registry.specs() for n in (s.name, *s.aliases)}
-    for meth, (opname, defaults) in _METHODS.items():
+    for meth, opname in _METHODS.items():
         spec = by_name.get(opname)
         if spec is None or meth in cls.__dict__:
             continue  # the op does not exist (yet), or the class defines the method natively
-        setattr(cls, meth, _make(meth, spec, ops[opname], _signature(spec, defaults), owner))
+        setattr(cls, meth, _make(meth, spec, ops[opname], _signature(spec), owner))
     if owner == "NDArray":
         cls.as_nd_ndarray = as_nd_ndarray
     return cls

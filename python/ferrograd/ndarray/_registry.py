@@ -42,11 +42,6 @@ class OpSpec(NamedTuple):
     params: list  # [Param]
     doc: str
 
-    @property
-    def typed(self):
-        """Whether the parameters are declared with types and defaults (not names only)."""
-        return all(p.py_type != "Any" for p in self.params)
-
 
 @functools.cache
 def specs():
@@ -69,14 +64,13 @@ def param_type_text(p):
     return p.py_type
 
 
-def parameters(spec, array_type="NDArray", leading=()):
+def parameters(spec, leading=()):
     """``inspect.Parameter`` list: inputs, then parameters with their declared defaults.
 
     Everything stays passable by position (MXNet's generated functions take inputs, then
     parameters, in order); once a parameter has a default, any later required one is shown
     keyword-only so that the signature stays valid Python.
     """
-    del array_type
     ps = [_P(n, _P.POSITIONAL_OR_KEYWORD) for n in leading]
     if spec.variadic:
         ps.append(_P(spec.inputs[0], _P.VAR_POSITIONAL))
