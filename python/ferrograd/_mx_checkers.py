@@ -142,7 +142,8 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
 def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_train=True,
                  dtype=np.float32):
     """Central differences of ``sum(outputs[0])`` for every float argument in ``location``
-    (a dict name -> array): ``(f(x + eps/2) - f(x - eps/2)) / eps`` per element. The arrays are
+    (a dict name -> array): ``sum(f(x + eps/2) - f(x - eps/2)) / eps`` per element, differencing
+    the unsummed output before summing (as MXNet does). The arrays are
     copied into the executor first; aux states are reset before every forward. Returns
     ``{name: numpy array}`` (integer arguments are skipped)."""
     names = executor._symbol.list_arguments()
@@ -165,7 +166,9 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
                            atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
                            grad_stype_dict=None, dtype=np.float32):
     """Checks ``sym``'s backward against finite differences along a random positive projection
-    of its (single) output: ``make_loss(sum(sym * proj))``, as MXNet does."""
+    of its (single) output: ``make_loss(sym * proj)``, as MXNet does. The loss stays unsummed so
+    that the finite differences are taken per output element before summing; a pre-summed float32
+    scalar would quantise them to steps of ``ulp(sum) / eps``."""
     assert dtype in _FLOATS or np.dtype(dtype).type in _FLOATS, dtype
     dtype = np.dtype(dtype).type
     ctx = ctx or default_context()
@@ -185,7 +188,7 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     assert out_shapes is not None and len(out_shapes) == 1, \
         "check_numeric_gradient needs a symbol with exactly one output"
     proj = _sym.var("__random_proj")
-    loss = _sym.make_loss(_sym.sum(sym * proj), name="__numeric_loss")
+    loss = _sym.make_loss(sym * proj, name="__numeric_loss")
     proj_value = np.random.rand(*out_shapes[0]) + 0.1
     full = dict(loc, __random_proj=nd.array(proj_value, ctx, dtype=dtype))
     rng = np.random.default_rng()

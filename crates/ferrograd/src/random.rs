@@ -146,3 +146,150 @@ pub fn randint_into(low: i64, high: i64, out: &mut NDArray) -> Result<()> {
         })
     })
 }
+
+/// The random words of one output element: element `i` of a draw starts on the block
+/// `philox(i, start, key)` (as [`fill`]) and continues on blocks under derived keys, so a sampler
+/// may take as many words as its rejection loop needs and still not depend on other elements.
+pub struct ElemRng {
+    i: u64,
+    start: u64,
+    key: u64,
+    round: u64,
+    block: [u32; 4],
+    used: usize,
+}
+
+impl ElemRng {
+    fn new(i: u64, start: u64, key: u64) -> Self {
+        ElemRng { i, start, key, round: 0, block: philox(i, start, key), used: 0 }
+    }
+
+    fn word(&mut self) -> u32 {
+        if self.used == 4 {
+            self.round += 1;
+            let key = self.key ^ self.round.wrapping_mul(0xD1B5_4A32_D192_ED03);
+            self.block = philox(self.i, self.start, key);
+            self.used = 0;
+        }
+        self.used += 1;
+        self.block[self.used - 1]
+    }
+
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        let (a, b) = (self.word(), self.word());
+        unit(a, b)
+    }
+
+    /// Standard normal (Box-Muller).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.uniform();
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+
+    /// Gamma with shape `alpha > 0` and unit scale (Marsaglia and Tsang; for `alpha < 1`,
+    /// `Gamma(alpha + 1) * U^(1 / alpha)`).
+    pub fn gamma(&mut self, alpha: f64) -> f64 {
+        if alpha < 1.0 {
+            let u = 1.0 - self.uniform(); // (0, 1]
+            return self.gamma(alpha + 1.0) * u.powf(1.0 / alpha);
+        }
+        let d = alpha - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * d).sqrt();
+        loop {
+            let x = self.normal();
+            let v = 1.0 + c * x;
+            if v <= 0.0 {
+                continue;
+            }
+            let v = v * v * v;
+            let u = self.uniform();
+            if u < 1.0 - 0.0331 * x.powi(4) || u.ln() < 0.5 * x * x + d * (1.0 - v + v.ln()) {
+                return d * v;
+            }
+        }
+    }
+
+    /// Poisson with mean `lam >= 0`: multiplication of uniforms below 10, Hörmann's transformed
+    /// rejection (PTRS) above.
+    pub fn poisson(&mut self, lam: f64) -> f64 {
+        if lam <= 0.0 {
+            return 0.0;
+        }
+        if lam < 10.0 {
+            let limit = (-lam).exp();
+            let mut k = 0.0;
+            let mut p = self.uniform();
+            while p > limit {
+                k += 1.0;
+                p *= self.uniform();
+            }
+            return k;
+        }
+        let (slam, loglam) = (lam.sqrt(), lam.ln());
+        let b = 0.931 + 2.53 * slam;
+        let a = -0.059 + 0.02483 * b;
+        let inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
+        let vr = 0.9277 - 3.6224 / (b - 2.0);
+        loop {
+            let u = self.uniform() - 0.5;
+            let v = self.uniform();
+            let us = 0.5 - u.abs();
+            let k = ((2.0 * a / us + b) * u + lam + 0.43).floor();
+            if us >= 0.07 && v <= vr {
+                return k;
+            }
+            if k < 0.0 || (us < 0.013 && v > us) {
+                continue;
+            }
+            if v.ln() + inv_alpha.ln() - (a / (us * us) + b).ln() <= -lam + k * loglam - ln_gamma(k + 1.0) {
+                return k;
+            }
+        }
+    }
+}
+
+/// A word sequence for a sampler that needs one sequential stream (a shuffle's Fisher-Yates).
+pub fn sequence_rng() -> ElemRng {
+    let (key, start) = reserve(1);
+    ElemRng::new(0, start, key)
+}
+
+/// `ln Γ(x)` for `x > 0` (Lanczos, g = 7, 9 terms: about 15 significant digits).
+pub fn ln_gamma(x: f64) -> f64 {
+    const G: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // Reflection: Γ(x) Γ(1 - x) = π / sin(πx).
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let t = x + 7.5;
+    let s = G[1..].iter().enumerate().fold(G[0], |s, (k, &g)| s + g / (x + k as f64 + 1.0));
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + s.ln()
+}
+
+/// Fills `out` (contiguous, float or integer) with `f(rng, q)` for each element `q`, every
+/// element drawing from its own [`ElemRng`].
+pub fn fill_per_element(out: &mut NDArray, f: impl Fn(&mut ElemRng, usize) -> f64 + Sync + Send) -> Result<()> {
+    let (key, start) = reserve(out.size() as u64);
+    with_dtype!(out.dtype(), T => out.write_out::<T, _>(|o| {
+        par::for_each_chunk(o, Cost::Heavy, |off, chunk| {
+            for (j, o) in chunk.iter_mut().enumerate() {
+                let q = off + j;
+                *o = T::from_f64(f(&mut ElemRng::new(q as u64, start, key), q));
+            }
+        })
+    }))
+}

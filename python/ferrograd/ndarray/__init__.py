@@ -268,3 +268,12 @@ __all__ = ["NDArray", "Context", "current_context", "array", "zeros", "ones", "f
            "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum",
            "minimum", "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"]
 __all__ += ["from_numpy", "from_dlpack", "to_dlpack_for_read"]
+
+
+def Custom(*inputs, op_type=None, **kwargs):  # noqa: N802 - MXNet's name
+    """Runs the Python custom operator registered as ``op_type`` (see ``mx.operator``)."""
+    from ..operator import _custom_nd
+    return _custom_nd(*inputs, op_type=op_type, **kwargs)
+
+
+__all__ += ["Custom"]

@@ -1,9 +1,10 @@
 """``nd.random``: samplers on a counter-based generator (results do not depend on threads).
 
 Each sampler draws from one global stream; ``seed(s)`` restarts it, so a seeded program gives the
-same numbers on every run and for any ``RAYON_NUM_THREADS``. As in MXNet, the parameters of
-``uniform`` and ``normal`` may be NDArrays (one distribution per element; the output has shape
-``param.shape + shape``), and ``shape=None`` means ``(1,)``.
+same numbers on every run and for any ``RAYON_NUM_THREADS``. As in MXNet, the distribution
+parameters may be NDArrays (one distribution per element; the output has shape
+``param.shape + shape``), and ``shape=None`` means ``(1,)``. Invalid parameters raise
+``MXNetError`` at the call (MXNet raises at the first read of the result).
 """
 
 import operator as _operator
@@ -11,6 +12,7 @@ import operator as _operator
 import numpy as _np
 
 from .. import _ferrograd
+from .. import ndarray as _nd  # the registered ops, looked up at call time
 from .._ferrograd import NDArray
 from ..base import DTypeError, ShapeError, ValueError_
 
@@ -99,24 +101,138 @@ def randint(low, high, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     return _finish(_ferrograd._random_randint(int(low), int(high), _shape(shape), dtype), out)
 
 
-def exponential(scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
-    """Samples from the exponential distribution with mean ``scale`` (inverse-CDF method)."""
-    if not scale > 0:
-        raise ValueError_(f"exponential: scale must be positive, got {scale}")
+def _number(name, param, v):
+    if isinstance(v, bool) or not isinstance(v, (int, float, _np.integer, _np.floating)):
+        raise DTypeError(f"{name}: {param} must be a number or an NDArray, got {type(v).__name__}")
+    return float(v)
+
+
+def _sampler(name, params, shape, dtype, out):
+    """Draws with scalar ``params`` through ``_random_<name>``, or per element of NDArray
+    ``params`` through ``_sample_<name>`` (all NDArrays of one shape, or all numbers)."""
+    arrays = [isinstance(v, NDArray) for _, v in params]
+    if all(arrays):
+        extra = () if shape is None else _shape(shape)
+        res = getattr(_nd, "_sample_" + name)(*[v for _, v in params], shape=extra,
+                                              dtype=dtype)
+        return _finish(res, out)
+    if any(arrays):
+        raise DTypeError(f"{name}: the distribution parameters must all be numbers or all be "
+                         f"NDArrays, got {[type(v).__name__ for _, v in params]}")
     shape, dtype = _defaults(shape, dtype, out, "float32")
-    u = _ferrograd._random_uniform(0.0, 1.0, _shape(shape), dtype)
-    return _finish((1.0 - u).log() * (-float(scale)), out)
+    kwargs = {k: _number(name, k, v) for k, v in params}
+    res = getattr(_nd, "_random_" + name)(shape=_shape(shape), dtype=dtype, **kwargs)
+    return _finish(res, out)
 
 
-def shuffle(data, **kwargs):
+def gamma(alpha=1, beta=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Samples from the gamma distribution with shape ``alpha`` and scale ``beta``."""
+    return _sampler("gamma", [("alpha", alpha), ("beta", beta)], shape, dtype, out)
+
+
+def exponential(scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Samples from the exponential distribution with mean ``scale`` (rate ``1 / scale``)."""
+    if not isinstance(scale, NDArray):
+        scale = _number("exponential", "scale", scale)
+        if not scale > 0:
+            raise ValueError_(f"exponential: scale must be positive, got scale={scale}")
+    return _sampler("exponential", [("lam", 1.0 / scale)], shape, dtype, out)
+
+
+def poisson(lam=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Samples from the Poisson distribution with mean ``lam`` (as floats)."""
+    return _sampler("poisson", [("lam", lam)], shape, dtype, out)
+
+
+def negative_binomial(k=1, p=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Failures before the ``k``-th success of probability ``p`` (mean ``k (1 - p) / p``)."""
+    return _sampler("negative_binomial", [("k", k), ("p", p)], shape, dtype, out)
+
+
+def generalized_negative_binomial(mu=1, alpha=1, shape=None, dtype=None, ctx=None, out=None,
+                                  **kwargs):
+    """Counts with mean ``mu`` and variance ``mu + alpha mu²`` (Poisson for ``alpha = 0``)."""
+    return _sampler("generalized_negative_binomial", [("mu", mu), ("alpha", alpha)], shape,
+                    dtype, out)
+
+
+def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32", **kwargs):
+    """Category indices drawn from the probabilities in ``data``'s last axis: ``shape`` samples
+    per row (output ``data.shape[:-1] + shape``). With ``get_prob=True`` also returns the log of
+    each sample's probability, differentiable with respect to ``data``."""
+    if not isinstance(data, NDArray):
+        raise DTypeError(f"multinomial: data must be an NDArray, got {type(data).__name__}")
+    extra = () if shape is None else _shape(shape)
+    samples = _nd._sample_multinomial(data, shape=extra, dtype=dtype)
+    if samples.ndim == 0 and not _ferrograd._np_shape():
+        samples = samples.reshape((1,))
+    if get_prob:
+        # log data[..., y]: one-hot rows picked from data broadcast over the sample axes.
+        k = data.shape[-1]
+        picked = data.reshape(data.shape[:-1] + (1,) * len(extra) + (k,))
+        onehot = _nd.one_hot(samples.astype("int32"), depth=k, dtype=data.dtype)
+        prob = _nd.broadcast_mul(picked, onehot.reshape(samples.shape + (k,))).sum(axis=-1)
+        res = [samples, prob.log()]
+    else:
+        res = samples
+    if out is not None:
+        for o, r in zip(out if isinstance(out, (list, tuple)) else [out],
+                        res if get_prob else [res], strict=False):
+            o[:] = r
+        return out
+    return res
+
+
+def _like(sampler, data, params, dtype):
+    if not isinstance(data, NDArray):
+        raise DTypeError(f"random *_like: data must be an NDArray, got {type(data).__name__}")
+    return sampler(*params, shape=data.shape, dtype=data.dtype if dtype is None else dtype)
+
+
+def uniform_like(data=None, low=0, high=1, out=None, dtype=None, **kwargs):
+    """Uniform samples of ``data``'s shape and dtype."""
+    return _finish(_like(uniform, data, (low, high), dtype), out)
+
+
+def normal_like(data=None, loc=0, scale=1, out=None, dtype=None, **kwargs):
+    """Normal samples of ``data``'s shape and dtype."""
+    return _finish(_like(normal, data, (loc, scale), dtype), out)
+
+
+def gamma_like(data=None, alpha=1, beta=1, out=None, dtype=None, **kwargs):
+    """Gamma samples of ``data``'s shape and dtype."""
+    return _finish(_like(gamma, data, (alpha, beta), dtype), out)
+
+
+def exponential_like(data=None, lam=1, out=None, dtype=None, **kwargs):
+    """Exponential samples (rate ``lam``) of ``data``'s shape and dtype."""
+    return _finish(_like(exponential, data, (1.0 / lam,), dtype), out)
+
+
+def poisson_like(data=None, lam=1, out=None, dtype=None, **kwargs):
+    """Poisson samples of ``data``'s shape and dtype."""
+    return _finish(_like(poisson, data, (lam,), dtype), out)
+
+
+def negative_binomial_like(data=None, k=1, p=1, out=None, dtype=None, **kwargs):
+    """Negative binomial samples of ``data``'s shape and dtype."""
+    return _finish(_like(negative_binomial, data, (k, p), dtype), out)
+
+
+def generalized_negative_binomial_like(data=None, mu=1, alpha=1, out=None, dtype=None,
+                                       **kwargs):
+    """Generalized negative binomial samples of ``data``'s shape and dtype."""
+    return _finish(_like(generalized_negative_binomial, data, (mu, alpha), dtype), out)
+
+
+def shuffle(data, out=None, **kwargs):
     """A copy of ``data`` with its first axis randomly permuted."""
     if not isinstance(data, NDArray):
         raise DTypeError(f"shuffle: data must be an NDArray, got {type(data).__name__}")
-    if data.ndim == 0 or data.shape[0] <= 1:
-        return data.copy()
-    keys = _ferrograd._random_uniform(0.0, 1.0, (data.shape[0],), "float64").asnumpy()
-    perm = _ferrograd._array(_np.argsort(keys, kind="stable"), "int64")
-    return data.take(perm)
+    return _finish(_nd._shuffle(data), out)
 
 
-__all__ = ["seed", "uniform", "normal", "randn", "randint", "exponential", "shuffle"]
+__all__ = ["seed", "uniform", "normal", "randn", "randint", "exponential", "shuffle", "gamma",
+           "poisson", "negative_binomial", "generalized_negative_binomial", "multinomial",
+           "uniform_like", "normal_like", "gamma_like", "exponential_like", "poisson_like",
+           "negative_binomial_like", "generalized_negative_binomial_like"]

@@ -66,9 +66,48 @@ def randint(low, high=None, size=None, dtype=None, ctx=None, out=None):
     return _finish(_wrap(res), out)
 
 
+def choice(a, size=None, replace=True, p=None, ctx=None, out=None):
+    """Draws from ``range(a)`` (an int) or the elements of a 1-D array ``a``, with replacement
+    or not, uniformly or with probabilities ``p``. Indices are int64."""
+    _ctx(ctx)
+    n = int(a) if isinstance(a, int | _onp.integer) else None
+    if n is None and not (isinstance(a, ndarray) and a.ndim == 1):
+        raise DTypeError(f"choice: a must be an int or a 1-D ndarray, got {a!r}")
+    n = a.shape[0] if n is None else n
+    shape = _size(size, (), out) if size is not None or out is not None else ()
+    k = int(_onp.prod(shape))
+    if n <= 0 or (not replace and k > n):
+        raise ValueError(f"choice: cannot take {k} samples from a population of {n} "
+                         f"{'with' if replace else 'without'} replacement")
+    if p is not None:
+        probs = p.asnumpy() if isinstance(p, ndarray) else _onp.asarray(p, dtype=float)
+        if probs.shape != (n,) or (probs < 0).any() or not _onp.isclose(probs.sum(), 1.0):
+            raise ValueError(f"choice: p must be {n} non-negative probabilities summing to 1")
+    from .. import ndarray as _nd
+    if replace and p is None:
+        idx = _ndrandom.randint(0, n, shape=(k,), dtype="int64").asnumpy()
+    elif replace:
+        idx = _nd._sample_multinomial(_nd.array(probs, dtype="float64"), shape=(k,),
+                                      dtype="int32").asnumpy()
+    else:
+        # The k largest of log(p) + Gumbel noise are a draw without replacement (uniform p:
+        # a random permutation's first k).
+        u = _ferrograd._random_uniform(0.0, 1.0, (n,), "float64").asnumpy()
+        keys = -_onp.log(-_onp.log1p(-u))
+        if p is not None:
+            with _onp.errstate(divide="ignore"):
+                keys = keys + _onp.log(probs)
+        idx = _onp.argsort(-keys, kind="stable")[:k]
+    idx = idx.astype(_onp.int64).reshape(shape)
+    if isinstance(a, ndarray):
+        res = a.asnumpy()[idx]
+        return _finish(_wrap(_ferrograd._array(res, _dtype_name(a.dtype))), out)
+    return _finish(_wrap(_ferrograd._array(idx, "int64")), out)
+
+
 def seed(seed, ctx="all"):  # noqa: A002 - NumPy's parameter name
     """Seeds the global generator (shared with ``nd.random``); ``seed`` is an int."""
     _ndrandom.seed(seed, ctx)
 
 
-__all__ = ["uniform", "normal", "randint", "seed"]
+__all__ = ["uniform", "normal", "randint", "choice", "seed"]

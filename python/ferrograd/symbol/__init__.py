@@ -6,7 +6,7 @@ arithmetic), inspect it (``list_arguments``, ``infer_shape``, ``tojson``), and r
 """
 
 from ..ndarray import _fluent
-from . import _ops
+from . import _ops, random
 from .symbol import Group, Symbol, Variable, _create, load, load_json, var
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "pow", "power", "maximum",
@@ -68,3 +68,12 @@ def minimum(left, right):
 def hypot(left, right):
     """Elementwise ``sqrt(left**2 + right**2)`` (either may be a number)."""
     return _pair("hypot", left, right)
+
+
+def Custom(*inputs, op_type=None, **kwargs):  # noqa: N802 - MXNet's name
+    """A Python custom operator in a graph: not supported yet (raises NotImplementedError)."""
+    from ..operator import _custom_sym
+    return _custom_sym(*inputs, op_type=op_type, **kwargs)
+
+
+__all__ += ["Custom", "random"]

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from .symbol import Symbol as Symbol
 
+from . import random as random
 from . import symbol as symbol
 
 def Activation(
@@ -40,6 +41,7 @@ def Convolution(
     cudnn_off: bool = ..., layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC'] | None = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def Custom(*inputs, op_type=..., **kwargs) -> Any: ...
 def Deconvolution(
     data: Symbol | None = ..., weight: Symbol | None = ..., bias: Symbol | None = ..., *,
     kernel: tuple[int, ...], stride: tuple[int, ...] = ..., dilate: tuple[int, ...] = ...,
@@ -460,8 +462,33 @@ def _power_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _random_exponential(
+    lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_gamma(
+    alpha: float = ..., beta: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_generalized_negative_binomial(
+    mu: float = ..., alpha: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_negative_binomial(
+    k: float = ..., p: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _random_normal(
     loc: float = ..., scale: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_poisson(
+    lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -498,8 +525,38 @@ def _rpower_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _sample_exponential(
+    lam: Symbol | None = ..., shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _sample_gamma(
+    alpha: Symbol | None = ..., beta: Symbol | None = ..., shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _sample_generalized_negative_binomial(
+    mu: Symbol | None = ..., alpha: Symbol | None = ..., shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _sample_multinomial(
+    data: Symbol | None = ..., shape: tuple[int, ...] = ..., get_prob: bool = ...,
+    dtype: Literal['uint8', 'int32', 'float16', 'float32', 'float64'] = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _sample_negative_binomial(
+    k: Symbol | None = ..., p: Symbol | None = ..., shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _sample_normal(
     mu: Symbol | None = ..., sigma: Symbol | None = ..., shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _sample_poisson(
+    lam: Symbol | None = ..., shape: tuple[int, ...] = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -507,6 +564,9 @@ def _sample_uniform(
     low: Symbol | None = ..., high: Symbol | None = ..., shape: tuple[int, ...] = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _shuffle(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _sub(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
@@ -858,8 +918,33 @@ def prod(
 def radians(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def random_exponential(
+    lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_gamma(
+    alpha: float = ..., beta: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_generalized_negative_binomial(
+    mu: float = ..., alpha: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_negative_binomial(
+    k: float = ..., p: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def random_normal(
     loc: float = ..., scale: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_poisson(
+    lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -903,8 +988,38 @@ def round(
 def rsqrt(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def sample_exponential(
+    lam: Symbol | None = ..., shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def sample_gamma(
+    alpha: Symbol | None = ..., beta: Symbol | None = ..., shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def sample_generalized_negative_binomial(
+    mu: Symbol | None = ..., alpha: Symbol | None = ..., shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def sample_multinomial(
+    data: Symbol | None = ..., shape: tuple[int, ...] = ..., get_prob: bool = ...,
+    dtype: Literal['uint8', 'int32', 'float16', 'float32', 'float64'] = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def sample_negative_binomial(
+    k: Symbol | None = ..., p: Symbol | None = ..., shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def sample_normal(
     mu: Symbol | None = ..., sigma: Symbol | None = ..., shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def sample_poisson(
+    lam: Symbol | None = ..., shape: tuple[int, ...] = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -916,6 +1031,9 @@ def sample_uniform(
 def scatter_nd(
     data: Symbol | None = ..., indices: Symbol | None = ..., *, shape: tuple[int, ...],
     name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def shuffle(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def sigmoid(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,

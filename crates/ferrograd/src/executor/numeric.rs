@@ -11,12 +11,14 @@
 //! everything.
 
 use ferrograd_kernels::par::{self, Cost};
+use ferrograd_kernels::Element;
 
 use super::{Bindings, Executor};
 use crate::autograd::GradReq;
 use crate::error::{Error, Result};
 use crate::ndarray::NDArray;
 use crate::ops::{Ctx, Op};
+use crate::with_dtype;
 
 /// What one target's perturbations re-run.
 struct Sweep {
@@ -89,7 +91,10 @@ impl Executor {
     }
 
     /// Central differences of `sum(outputs[0])` with respect to the arguments `targets`: for each
-    /// element, `(f(x + eps/2) - f(x - eps/2)) / eps`, the aux states reset before every forward
+    /// element, `sum(f(x + eps/2) - f(x - eps/2)) / eps` where `f` is the whole, unsummed first
+    /// output (differencing before summing keeps the result free of the rounding of a large
+    /// float32 sum, which would quantise it to steps of `ulp(sum) / eps`), the aux states reset
+    /// before every forward
     /// (training-mode BatchNorm would otherwise drift). Returns one flat `f64` vector per target.
     pub fn numeric_grad(&self, targets: &[usize], eps: f64, is_train: bool) -> Result<Vec<Vec<f64>>> {
         if !(eps > 0.0 && eps.is_finite()) {
@@ -132,10 +137,12 @@ impl Executor {
                 }
                 let Some((_, sw)) = current.as_mut() else { continue };
                 let x = bases[k][i];
-                let plus = exe.objective_at(t, i, x, eps / 2.0, &aux0, is_train, sw)?;
+                // The next forward writes the head's buffer: keep a private copy of f(x + h).
+                let plus = exe.objective_at(t, i, x, eps / 2.0, &aux0, is_train, sw)?.copy();
                 let minus = exe.objective_at(t, i, x, -eps / 2.0, &aux0, is_train, sw)?;
+                let diff = sum_of_differences(&plus, &minus)?;
                 exe.args[t].set_flat_f64(i, x)?;
-                out.push((plus - minus) / eps);
+                out.push(diff / eps);
             }
             Ok(out)
         });
@@ -160,8 +167,9 @@ impl Executor {
         Ok(())
     }
 
-    /// `sum(outputs[0])` with element `i` of argument `t` moved from `x` to `x + h`, re-running the
-    /// steps of `sw` (a step whose op turns out to have no delta rule is re-run from then on).
+    /// The first output (the head value where it lives, not copied into the stable output array)
+    /// with element `i` of argument `t` moved from `x` to `x + h`, re-running the steps of `sw` (a
+    /// step whose op turns out to have no delta rule is re-run from then on).
     #[allow(clippy::too_many_arguments)]
     fn objective_at(
         &mut self,
@@ -172,7 +180,7 @@ impl Executor {
         aux0: &[NDArray],
         is_train: bool,
         sw: &mut Sweep,
-    ) -> Result<f64> {
+    ) -> Result<NDArray> {
         self.args[t].set_flat_f64(i, x + h)?;
         self.reset_aux(aux0)?;
         let ctx = Ctx { is_train };
@@ -198,7 +206,23 @@ impl Executor {
             }
             self.run(s..s + 1, &ctx, &mut |_, _| {})?;
         }
-        self.collect_outputs()?;
-        Ok(self.outputs[0].to_f64_vec().iter().sum())
+        self.vals[self.head_vals[0] as usize]
+            .clone()
+            .ok_or_else(|| Error::Runtime("numeric_grad: the first output was not computed".into()))
     }
+}
+
+/// `sum(plus - minus)` over two arrays of one shape and dtype, each difference taken in f64
+/// (exact for float16/32 values): the sum of the small differences is accurate where the
+/// difference of two large float32 sums is not.
+fn sum_of_differences(plus: &NDArray, minus: &NDArray) -> Result<f64> {
+    let fused = with_dtype!(plus.dtype(), T => plus.read::<T, _>(|p, lp| {
+        minus.read::<T, _>(|m, lm| match (lp.contiguous_range(), lm.contiguous_range()) {
+            (Some(rp), Some(rm)) => {
+                Some(p[rp].iter().zip(&m[rm]).map(|(a, b)| a.to_f64() - b.to_f64()).sum::<f64>())
+            }
+            _ => None,
+        })
+    })??);
+    Ok(fused.unwrap_or_else(|| plus.to_f64_vec().iter().zip(minus.to_f64_vec()).map(|(a, b)| a - b).sum()))
 }

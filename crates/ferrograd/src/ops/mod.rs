@@ -38,6 +38,7 @@ pub mod params;
 pub mod reduce;
 pub mod registry;
 pub mod sampling;
+pub mod sampling_dists;
 pub mod shape;
 pub mod shape_bcast;
 pub mod shape_extra;

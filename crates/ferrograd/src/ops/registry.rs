@@ -27,6 +27,7 @@ const MODULES: &[&[OpDef]] = &[
     super::ordering::DEFS,
     super::elementwise_extra::DEFS,
     super::sampling::DEFS,
+    super::sampling_dists::DEFS,
     super::nn::activation::DEFS,
     super::nn::softmax::DEFS,
     super::nn::loss::DEFS,

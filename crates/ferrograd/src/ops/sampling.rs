@@ -221,7 +221,7 @@ pub enum FloatDType {
 }
 
 impl FloatDType {
-    fn dtype(self) -> DType {
+    pub(crate) fn dtype(self) -> DType {
         match self {
             FloatDType::Float16 => DType::F16,
             FloatDType::Float32 => DType::F32,

@@ -20,6 +20,7 @@ mod norm_cases;
 mod ordering_cases;
 mod pool_cases;
 mod registry;
+mod sampling_dists_cases;
 mod shape_more_cases;
 mod table;
 

@@ -6,6 +6,7 @@
 use crate::common::*;
 use crate::elem_extra_cases as ee;
 use crate::ordering_cases as oc;
+use crate::sampling_dists_cases as sd;
 use crate::shape_more_cases as sm;
 use crate::{
     conv_cases as cc, forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs,
@@ -298,6 +299,18 @@ table! {
     "_random_randint" => ordering, randint_p, oc::random, NONDIFF;
     "_sample_uniform" => ordering, none, oc::random, NONDIFF;
     "_sample_normal" => ordering, none, oc::random, NONDIFF;
+    "_random_gamma" => ordering, none, sd::dists, NONDIFF;
+    "_random_exponential" => ordering, none, sd::dists, NONDIFF;
+    "_random_poisson" => ordering, none, sd::dists, NONDIFF;
+    "_random_negative_binomial" => ordering, none, sd::dists, NONDIFF;
+    "_random_generalized_negative_binomial" => ordering, none, sd::dists, NONDIFF;
+    "_sample_gamma" => ordering, none, sd::dists, NONDIFF;
+    "_sample_exponential" => ordering, none, sd::dists, NONDIFF;
+    "_sample_poisson" => ordering, none, sd::dists, NONDIFF;
+    "_sample_negative_binomial" => ordering, none, sd::dists, NONDIFF;
+    "_sample_generalized_negative_binomial" => ordering, none, sd::dists, NONDIFF;
+    "_sample_multinomial" => ordering, none, sd::dists, NONDIFF;
+    "_shuffle" => ordering, none, sd::dists, NONDIFF;
     "Convolution" => conv, conv_p, cc::convolution, Some(cc::convolution_grad);
     "_backward_Convolution" => conv, conv_p, cc::conv_backward, Some(cc::conv_backward_grad);
     "Pooling" => conv, pool_p, pc::pooling, Some(pc::pooling_grad);
