@@ -267,3 +267,15 @@ def test_np_random_choice_and_keyword_names():
     for op in (mnp.random.uniform, mnp.random.normal, mnp.random.randint, mnp.random.choice):
         with pytest.raises(TypeError):
             op(shape=())
+
+
+def test_per_element_samplers_are_float32_unless_asked_as_mxnet():
+    a = nd.array([0.0, 1.0], dtype="float64")
+    b = nd.array([1.0, 2.0], dtype="float64")
+    assert nd.random.uniform(a, b, shape=2).dtype == np.float32
+    assert nd.random.normal(a, b).dtype == np.float32
+    assert nd.random.gamma(b, b, shape=3).dtype == np.float32
+    assert nd.random.uniform(a, b, dtype="float64").dtype == np.float64
+    x = mx.sym.var("x")
+    exe = mx.sym.random.normal(x, x, shape=(2,)).bind(mx.cpu(), {"x": b})
+    assert exe.forward()[0].dtype == np.float32

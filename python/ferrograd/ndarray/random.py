@@ -60,9 +60,10 @@ def _per_element(name, a, b, shape, dtype, draw):
         raise ShapeError(f"{name}: parameter arrays must have the same shape, got {a.shape} and "
                          f"{b.shape}")
     extra = () if shape is None else _shape(shape)
-    dtype = a.dtype if dtype is None else dtype
+    dtype = "float32" if dtype is None else dtype  # MXNet: float32 whatever the parameters
     keep = a.shape + (1,) * len(extra)
-    return draw(a.shape + extra, dtype), a.reshape(keep), b.reshape(keep)
+    return (draw(a.shape + extra, dtype), a.astype(dtype).reshape(keep),
+            b.astype(dtype).reshape(keep))
 
 
 def uniform(low=0, high=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
@@ -114,7 +115,7 @@ def _sampler(name, params, shape, dtype, out):
     if all(arrays):
         extra = () if shape is None else _shape(shape)
         res = getattr(_nd, "_sample_" + name)(*[v for _, v in params], shape=extra,
-                                              dtype=dtype)
+                                              dtype="float32" if dtype is None else dtype)
         return _finish(res, out)
     if any(arrays):
         raise DTypeError(f"{name}: the distribution parameters must all be numbers or all be "

@@ -27,7 +27,8 @@ def _sampler(name, params, shape, dtype, kwargs):
     symbols = [isinstance(v, Symbol) for _, v in params]
     if all(symbols):
         return getattr(_sym, "_sample_" + name)(*[v for _, v in params],
-                                                shape=_shape(shape) or (), dtype=dtype,
+                                                shape=_shape(shape) or (),
+                                                dtype="float32" if dtype is None else dtype,
                                                 **kwargs)
     if any(symbols):
         raise DTypeError(f"{name}: the distribution parameters must all be numbers or all be "
