@@ -244,8 +244,23 @@ def test_symbolic_per_element_multinomial_shuffle_and_like():
     np.testing.assert_array_equal(perm.eval(d=data)[0].asnumpy(), data.asnumpy())
     like = mx.sym.random.poisson_like(d, lam=3.0).bind(mx.cpu(), {"d": data}).forward()[0]
     assert like.shape == (4, 3)
-    with pytest.raises(NotImplementedError, match="get_prob"):
-        mx.sym.random.multinomial(p, get_prob=True)
+
+
+def test_symbolic_multinomial_log_prob_and_gradient():
+    p = mx.sym.var("p")
+    probs = np.array([[0.2, 0.8], [0.6, 0.4]])
+    out = mx.sym.random.multinomial(p, shape=(50,), get_prob=True)
+    assert len(out.list_outputs()) == 2
+    grad = nd.zeros((2, 2))
+    exe = out.bind(mx.cpu(), {"p": nd.array(probs)}, args_grad={"p": grad})
+    samples, logp = (o.asnumpy() for o in exe.forward(is_train=True))
+    ys = samples.astype(np.int64)
+    np.testing.assert_allclose(logp, np.log(np.take_along_axis(probs, ys, axis=1)), rtol=1e-6)
+    exe.backward([nd.zeros((2, 50)), nd.ones((2, 50))])
+    counts = np.stack([np.bincount(r, minlength=2) for r in ys])
+    np.testing.assert_allclose(grad.asnumpy(), counts / probs, rtol=1e-5)
+    one = nd.random.multinomial(nd.array([0.3, 0.7]), get_prob=True)
+    assert one[0].shape == (1,) and one[1].shape == (1,)
 
 
 def test_np_random_choice_and_keyword_names():

@@ -165,23 +165,30 @@ def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32", **kwa
         raise DTypeError(f"multinomial: data must be an NDArray, got {type(data).__name__}")
     extra = () if shape is None else _shape(shape)
     samples = _nd._sample_multinomial(data, shape=extra, dtype=dtype)
-    if samples.ndim == 0 and not _ferrograd._np_shape():
+    prob = _log_prob(_nd, data, samples, len(extra)) if get_prob else None
+    if samples.ndim == 0 and not _ferrograd._np_shape():  # MXNet 1.x: no 0-d arrays
         samples = samples.reshape((1,))
-    if get_prob:
-        # log data[..., y]: one-hot rows picked from data broadcast over the sample axes.
-        k = data.shape[-1]
-        picked = data.reshape(data.shape[:-1] + (1,) * len(extra) + (k,))
-        onehot = _nd.one_hot(samples.astype("int32"), depth=k, dtype=data.dtype)
-        prob = _nd.broadcast_mul(picked, onehot.reshape(samples.shape + (k,))).sum(axis=-1)
-        res = [samples, prob.log()]
-    else:
-        res = samples
+        prob = None if prob is None else prob.reshape((1,))
+    res = [samples, prob] if get_prob else samples
     if out is not None:
         for o, r in zip(out if isinstance(out, (list, tuple)) else [out],
                         res if get_prob else [res], strict=False):
             o[:] = r
         return out
     return res
+
+
+def _log_prob(F, data, samples, n_extra):
+    """``log data[..., y]`` for each sample ``y``, differentiable with respect to ``data``: the
+    rows of ``data`` broadcast over the ``n_extra`` sample axes, then picked (shared by ``nd``
+    and ``sym``, where ``F`` is the op namespace)."""
+    rows = data
+    for _ in range(n_extra):
+        rows = F.expand_dims(rows, axis=-2)
+    if n_extra:
+        rows = F.broadcast_like(rows, samples, lhs_axes=tuple(range(-n_extra - 1, -1)),
+                                rhs_axes=tuple(range(-n_extra, 0)))
+    return F.log(F.pick(rows, samples, axis=-1))
 
 
 def _like(sampler, data, params, dtype):

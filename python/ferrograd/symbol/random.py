@@ -8,6 +8,7 @@ arrays (output ``param.shape + shape``). The draws come from the global stream o
 
 from .. import symbol as _sym
 from ..base import DTypeError, ValueError_
+from ..ndarray.random import _log_prob
 from .symbol import Symbol
 
 __all__ = ["uniform", "normal", "randn", "randint", "gamma", "exponential", "poisson",
@@ -91,11 +92,11 @@ def generalized_negative_binomial(mu=1, alpha=1, shape=None, dtype=None, **kwarg
 
 def multinomial(data, shape=None, get_prob=False, dtype="int32", **kwargs):
     """Category indices drawn from the probabilities in ``data``'s last axis."""
+    extra = _shape(shape) or ()
+    samples = _sym._sample_multinomial(data, shape=extra, dtype=dtype, **kwargs)
     if get_prob:
-        raise NotImplementedError(
-            "sym.random.multinomial(get_prob=True) is not supported yet; use "
-            "nd.random.multinomial(..., get_prob=True) under autograd.record()")
-    return _sym._sample_multinomial(data, shape=_shape(shape) or (), dtype=dtype, **kwargs)
+        return _sym.Group([samples, _log_prob(_sym, data, samples, len(extra))])
+    return samples
 
 
 def shuffle(data, **kwargs):
