@@ -27,7 +27,7 @@ import numpy.testing as npt
 from . import autograd
 from . import ndarray as nd
 from ._ferrograd import NDArray
-from .context import Context, _check_context, current_context
+from .context import Context, _check_context, _check_context_type, current_context
 
 __all__ = [
     "default_context", "set_default_context", "default_dtype", "default_rtols", "default_atols",
@@ -50,7 +50,7 @@ def default_context():
 
 def set_default_context(ctx):
     """Makes ``ctx`` the default context of this thread (``mx.current_context()`` follows)."""
-    Context._default_ctx.value = _check_context(ctx)
+    Context._default_ctx.value = _check_context_type(ctx)
 
 
 def default_dtype():
