@@ -167,8 +167,8 @@ def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func
     """
     if stype != "default":
         raise NotImplementedError(
-            f"rand_ndarray: storage type {stype!r} is not supported; ferrograd arrays are dense "
-            "(use stype='default')")
+            f"rand_ndarray: sparse storage type {stype!r} is not supported yet; ferrograd "
+            "arrays are dense (use stype='default')")
     if ctx is not None:
         _check_context(ctx)
     return nd.array(random_arrays(_shape_tuple(shape)), dtype=dtype)

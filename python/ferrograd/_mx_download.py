@@ -93,7 +93,7 @@ def download(url, fname=None, dirname=None, overwrite=False, retries=5, timeout=
     if not isinstance(retries, int) or retries < 0:
         raise ValueError(f"download: retries must be an integer >= 0, got {retries!r}")
     if fname is None:
-        fname = url.rstrip("/").split("/")[-1]
+        fname = url.split("?")[0].split("/")[-1]
         if not fname:
             raise ValueError(f"download: cannot guess a file name from {url!r}; pass fname=")
     if dirname is None:

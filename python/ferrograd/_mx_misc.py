@@ -126,7 +126,7 @@ def is_aarch64_run():
 def _sparse_unsupported(function, stype):
     if stype in ("csr", "row_sparse"):
         raise NotImplementedError(
-            f"{function}: sparse storage (stype={stype!r}) is not supported yet; ferrograd "
+            f"{function}: sparse storage type {stype!r} is not supported yet; ferrograd "
             "arrays are dense (stype='default')")
     raise ValueError(f"{function}: unknown storage type {stype!r} (MXNet's are 'csr' and "
                      "'row_sparse')")

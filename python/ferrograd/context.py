@@ -95,6 +95,11 @@ def num_gpus():
     return 0
 
 
+def gpu_memory_info(device_id=0):
+    """MXNet returns a GPU's (free, total) memory; ferrograd has no GPU."""
+    raise MXNetError(f"ferrograd is CPU only: there is no gpu({device_id}) to query")
+
+
 def current_context():
     """The default context of this thread (``cpu(0)`` unless changed)."""
     ctx = getattr(Context._default_ctx, "value", None)

@@ -12,7 +12,8 @@ import functools
 
 from .. import autograd as _autograd
 from .._ferrograd import NDArray
-from ..ndarray import zeros_like
+from ..base import check_call, string_types  # noqa: F401 - star-exported, as MXNet's module
+from ..ndarray import array, zeros_like  # noqa: F401
 
 
 def set_is_training(is_train):
