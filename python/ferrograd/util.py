@@ -26,10 +26,6 @@ from . import _ferrograd
 __all__ = ["is_np_shape", "set_np_shape", "np_shape", "use_np_shape", "is_np_array", "np_array",
            "use_np_array", "use_np", "set_np", "reset_np", "getenv", "setenv"]
 
-# The native core keeps the flag; a build without per-thread support has one process-wide flag.
-_native_set_global = getattr(_ferrograd, "_set_np_shape_global", None)
-
-
 def is_np_shape():
     """Whether NumPy shape semantics is on in this thread."""
     return bool(_ferrograd._np_shape())
@@ -49,9 +45,9 @@ def set_np_shape(active):
                          "active is not allowed. Please consider calling `npx.reset_np()` to "
                          "deactivate both of them.")
     prev = is_np_shape()
-    if _native_set_global is not None and level != 1:
+    if level != 1:
         # 2 also sets the process-wide switch; 0 clears both (MXNet's rule), 1 is this thread's
-        _native_set_global(level == 2)
+        _ferrograd._set_np_shape_global(level == 2)
     _ferrograd._set_np_shape(level != 0)
     return prev
 

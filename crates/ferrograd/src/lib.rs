@@ -106,6 +106,22 @@ pub fn set_np_shape(on: bool) -> bool {
     prev
 }
 
+/// Sets the calling thread's NumPy-shape switch until dropped, then restores it: work handed to
+/// another thread (a rayon task) that must see its caller's setting holds one of these.
+pub struct NpShapeScope(bool);
+
+impl NpShapeScope {
+    pub fn enter(on: bool) -> Self {
+        NpShapeScope(NP_SHAPE_LOCAL.with(|c| c.replace(on)))
+    }
+}
+
+impl Drop for NpShapeScope {
+    fn drop(&mut self) {
+        NP_SHAPE_LOCAL.with(|c| c.set(self.0));
+    }
+}
+
 /// Sets the process-wide NumPy-shape switch (seen by every thread while on), returning the
 /// previous `np_shape()` of the calling thread.
 pub fn set_np_shape_global(on: bool) -> bool {
