@@ -5,13 +5,16 @@ from . import (
            autograd,
            base,
            context,
+           contrib,
            executor,
            gradient_check,
            name,
            ndarray,
            operator,
+           runtime,
            symbol,
            test_utils,
+           util,
 )
 from . import ndarray as nd
 from . import numpy as np
@@ -21,6 +24,16 @@ from ._ferrograd import build_info
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .ndarray import random
+from .util import (
+    is_np_array,
+    is_np_shape,
+    np_array,
+    np_shape,
+    set_np_shape,
+    use_np,
+    use_np_array,
+    use_np_shape,
+)
 
 __version__ = "0.1.0"
 
@@ -29,3 +42,5 @@ __all__ = ["autograd", "gradient_check", "test_utils", "nd", "ndarray", "base", 
            "MXNetError", "build_info"]
 __all__ += ["np", "npx", "symbol", "sym", "executor", "name", "attribute"]
 __all__ += ["operator"]
+__all__ += ["util", "runtime", "contrib", "np_shape", "use_np_shape", "is_np_shape",
+            "set_np_shape", "np_array", "use_np_array", "is_np_array", "use_np"]

@@ -360,11 +360,17 @@ def _random_randint(low: int, high: int, shape: _ShapeLike, dtype: _DTypeLike) -
 
 
 def _set_np_shape(on: bool) -> bool:
-    """Turns NumPy shape semantics on or off; returns the previous setting."""
+    """Turns NumPy shape semantics on or off for the calling thread; returns the previous
+    setting."""
+
+
+def _set_np_shape_global(on: bool) -> bool:
+    """Turns the process-wide NumPy shape switch (all threads) on or off; returns the previous
+    setting of the calling thread."""
 
 
 def _np_shape() -> bool:
-    """Whether NumPy shape semantics are on."""
+    """Whether NumPy shape semantics are on in the calling thread."""
 
 
 def build_info() -> dict[str, Any]:

@@ -27,7 +27,7 @@ import numpy.testing as npt
 from . import autograd
 from . import ndarray as nd
 from ._ferrograd import NDArray
-from .context import Context, _check_context, current_context
+from .context import Context, _check_context, _check_context_type, current_context
 
 __all__ = [
     "default_context", "set_default_context", "default_dtype", "default_rtols", "default_atols",
@@ -50,7 +50,7 @@ def default_context():
 
 def set_default_context(ctx):
     """Makes ``ctx`` the default context of this thread (``mx.current_context()`` follows)."""
-    Context._default_ctx.value = _check_context(ctx)
+    Context._default_ctx.value = _check_context_type(ctx)
 
 
 def default_dtype():
@@ -167,8 +167,8 @@ def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func
     """
     if stype != "default":
         raise NotImplementedError(
-            f"rand_ndarray: storage type {stype!r} is not supported; ferrograd arrays are dense "
-            "(use stype='default')")
+            f"rand_ndarray: sparse storage type {stype!r} is not supported yet; ferrograd "
+            "arrays are dense (use stype='default')")
     if ctx is not None:
         _check_context(ctx)
     return nd.array(random_arrays(_shape_tuple(shape)), dtype=dtype)

@@ -3,7 +3,43 @@
 Every failure inside the native core surfaces as :class:`MXNetError` (a ``RuntimeError``, as in
 MXNet). Shape, dtype, index and value errors use subclasses that *also* derive from the matching
 Python built-in, so both ``except mx.base.MXNetError`` and ``except ValueError`` work.
+
+It also holds the small type tuples and helpers of ``mxnet.base`` that user code imports
+(``numeric_types``, ``string_types``, ``py_str``, ``_as_list``, ...).
 """
+
+import ctypes
+
+import numpy as _np
+
+# the types MXNet accepts as Python integers / numbers / strings (``long`` is ``int`` on Python 3)
+integer_types = (int, int, _np.int32, _np.int64)
+numeric_types = (float, int, int, _np.generic)
+string_types = (str,)
+# MXNet's default real type
+mx_real_t = _np.float32
+
+
+def py_str(x):
+    """Decodes bytes from the C API as UTF-8 (a ``str`` passes through)."""
+    return x.decode("utf-8") if isinstance(x, bytes | bytearray) else x
+
+
+def c_str(string):
+    """A ``ctypes.c_char_p`` holding ``string`` encoded as UTF-8."""
+    return ctypes.c_char_p(string.encode("utf-8"))
+
+
+def _as_list(obj):
+    """``obj`` if it is a list or tuple, else ``[obj]``."""
+    return obj if isinstance(obj, list | tuple) else [obj]
+
+
+def check_call(ret):
+    """MXNet checks a C API return code here. ferrograd raises at the failing call, so a return
+    code other than 0 is the only thing left to report."""
+    if ret != 0:
+        raise MXNetError(f"check_call: the call returned {ret}")
 
 
 class MXNetError(RuntimeError):
@@ -45,7 +81,8 @@ class NotImplementedForSymbol(MXNetError):
         return msg
 
 
-__all__ = ["MXNetError", "ShapeError", "DTypeError", "NotImplementedForSymbol"]
+__all__ = ["MXNetError", "ShapeError", "DTypeError", "NotImplementedForSymbol", "integer_types",
+           "numeric_types", "string_types", "mx_real_t", "py_str", "c_str", "check_call"]
 
 
 def _hand_classes_to_native():

@@ -1,11 +1,37 @@
-"""Devices. ferrograd runs on the CPU only; ``gpu()`` raises a clear error."""
+"""Devices. ferrograd runs on the CPU only.
+
+``gpu(i)`` makes a context object, as in MXNet (code may build one, compare it, or set it as the
+default), but placing an array on it raises ``MXNetError`` ("CPU only"). The default context is
+per thread: ``with ctx:``, ``Context.default_ctx = ctx`` and ``test_utils.set_default_context``
+change it for the calling thread only.
+"""
 
 import threading
+import warnings
 
 from .base import MXNetError
 
+_CPU_ONLY = "ferrograd is CPU only: gpu() contexts cannot hold arrays; use mx.cpu()"
 
-class Context:
+
+class _ContextMeta(type):
+    """Gives ``Context`` the class-level property ``default_ctx`` (MXNet 1.x API)."""
+
+    @property
+    def default_ctx(cls):
+        warnings.warn("Context.default_ctx is deprecated: use mx.current_context() to read the "
+                      "default context and test_utils.set_default_context to set it",
+                      DeprecationWarning, stacklevel=2)
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx):
+        warnings.warn("Context.default_ctx is deprecated: use test_utils.set_default_context",
+                      DeprecationWarning, stacklevel=2)
+        cls._default_ctx.value = _check_context_type(ctx)
+
+
+class Context(metaclass=_ContextMeta):
     """A device context (``cpu(0)``), compatible with ``mxnet.Context``."""
 
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
@@ -16,11 +42,7 @@ class Context:
         if isinstance(device_type, Context):
             device_type, device_id = device_type.device_type, device_type.device_id
         if device_type not in self.devstr2type:
-            raise ValueError(f"unknown device type {device_type!r}")
-        if device_type == "gpu":
-            raise MXNetError(
-                "ferrograd is CPU only: gpu() contexts are not supported; use mx.cpu()"
-            )
+            raise KeyError(device_type)
         self.device_type = device_type
         self.device_id = int(device_id)
         self.device_typeid = self.devstr2type[device_type]
@@ -49,6 +71,9 @@ class Context:
     def __exit__(self, *exc):
         Context._default_ctx.value = self._old_ctx
 
+    def empty_cache(self):
+        """Releases cached device memory: nothing to do, ferrograd keeps no memory pool."""
+
 
 def cpu(device_id=0):
     """The CPU context."""
@@ -61,13 +86,18 @@ def cpu_pinned(device_id=0):
 
 
 def gpu(device_id=0):
-    """Always raises: ferrograd has no GPU backend."""
-    raise MXNetError("ferrograd is CPU only: gpu() contexts are not supported; use mx.cpu()")
+    """A GPU context object. ferrograd has no GPU backend: arrays cannot be placed on it."""
+    return Context("gpu", device_id)
 
 
 def num_gpus():
     """Number of GPUs ferrograd can use: always 0."""
     return 0
+
+
+def gpu_memory_info(device_id=0):
+    """MXNet returns a GPU's (free, total) memory; ferrograd has no GPU."""
+    raise MXNetError(f"ferrograd is CPU only: there is no gpu({device_id}) to query")
 
 
 def current_context():
@@ -76,10 +106,17 @@ def current_context():
     return ctx if ctx is not None else Context("cpu", 0)
 
 
-def _check_context(ctx):
-    """Validates a context argument (used by ``as_in_context``/``copyto``)."""
+def _check_context_type(ctx):
     if not isinstance(ctx, Context):
         raise TypeError(f"expected a Context, got {type(ctx).__name__}")
+    return ctx
+
+
+def _check_context(ctx):
+    """Validates a context that will hold an array (``ctx=``, ``as_in_context``, ``copyto``)."""
+    _check_context_type(ctx)
+    if ctx.device_type == "gpu":
+        raise MXNetError(f"{_CPU_ONLY} (got {ctx})")
     return ctx
 
 

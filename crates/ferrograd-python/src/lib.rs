@@ -93,10 +93,16 @@ fn _random_randint(
     Ok(PyNDArray::new(enter(py, true, || random::randint(low, high, &s, dt))?))
 }
 
-/// Sets NumPy shape semantics; returns the previous setting.
+/// Sets NumPy shape semantics for the calling thread; returns the previous setting.
 #[pyfunction]
 fn _set_np_shape(on: bool) -> bool {
     ferrograd::set_np_shape(on)
+}
+
+/// Sets the process-wide NumPy shape switch (all threads); returns the previous setting.
+#[pyfunction]
+fn _set_np_shape_global(on: bool) -> bool {
+    ferrograd::set_np_shape_global(on)
 }
 
 #[pyfunction]
@@ -128,6 +134,7 @@ fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_random_normal, m)?)?;
     m.add_function(wrap_pyfunction!(_random_randint, m)?)?;
     m.add_function(wrap_pyfunction!(_set_np_shape, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_np_shape_global, m)?)?;
     m.add_function(wrap_pyfunction!(_np_shape, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     interop::register(m)?;

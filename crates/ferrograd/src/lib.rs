@@ -84,15 +84,48 @@ pub use error::{Error, Result};
 pub use half::f16;
 pub use ndarray::{Meta, NDArray, SliceArg};
 
-static NP_SHAPE: AtomicBool = AtomicBool::new(false);
+// NumPy shape semantics, as in MXNet: a per-thread switch, plus a process-wide one that
+// turns the semantics on in every thread (MXNet's `set_np_shape(2)`).
+static NP_SHAPE_GLOBAL: AtomicBool = AtomicBool::new(false);
 
-/// Whether NumPy shape semantics are on (0-d results; `npx.set_np()`). Off by default: full
-/// reductions and scalar indexing give shape `(1,)` as in MXNet 1.x.
-pub fn np_shape() -> bool {
-    NP_SHAPE.load(Ordering::Relaxed)
+thread_local! {
+    static NP_SHAPE_LOCAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Turns NumPy shape semantics on or off, returning the previous setting.
+/// Whether NumPy shape semantics are on in the calling thread (0-d results; `npx.set_np()`):
+/// its own switch or the process-wide one. Off by default: full reductions and scalar indexing
+/// give shape `(1,)` as in MXNet 1.x.
+pub fn np_shape() -> bool {
+    NP_SHAPE_GLOBAL.load(Ordering::Relaxed) || NP_SHAPE_LOCAL.with(std::cell::Cell::get)
+}
+
+/// Sets the calling thread's NumPy-shape switch, returning the previous `np_shape()`.
 pub fn set_np_shape(on: bool) -> bool {
-    NP_SHAPE.swap(on, Ordering::Relaxed)
+    let prev = np_shape();
+    NP_SHAPE_LOCAL.with(|c| c.set(on));
+    prev
+}
+
+/// Sets the calling thread's NumPy-shape switch until dropped, then restores it: work handed to
+/// another thread (a rayon task) that must see its caller's setting holds one of these.
+pub struct NpShapeScope(bool);
+
+impl NpShapeScope {
+    pub fn enter(on: bool) -> Self {
+        NpShapeScope(NP_SHAPE_LOCAL.with(|c| c.replace(on)))
+    }
+}
+
+impl Drop for NpShapeScope {
+    fn drop(&mut self) {
+        NP_SHAPE_LOCAL.with(|c| c.set(self.0));
+    }
+}
+
+/// Sets the process-wide NumPy-shape switch (seen by every thread while on), returning the
+/// previous `np_shape()` of the calling thread.
+pub fn set_np_shape_global(on: bool) -> bool {
+    let prev = np_shape();
+    NP_SHAPE_GLOBAL.store(on, Ordering::Relaxed);
+    prev
 }

@@ -1,52 +1,23 @@
 """``ferrograd.npx``: NumPy-semantics switches and the neural-network ops of MXNet's ``mx.npx``.
 
 ``set_np()`` turns on NumPy shape semantics (0-d and zero-size arrays, ``x[0]`` and ``x.sum()``
-of shape ``()``) for the whole process, and the NumPy-array flag reported by ``is_np_array()``.
-``reset_np()`` restores MXNet 1.x semantics. The ops (``relu``, ``batch_dot``, ``reshape``, ...)
-run the native ``nd`` operators on np arrays and return np arrays; each exists once its ``nd``
-operator is registered.
+of shape ``()``) and the NumPy-array flag reported by ``is_np_array()``; ``reset_np()`` restores
+MXNet 1.x semantics. These switches live in :mod:`ferrograd.util` (see there for threads).
+The ops (``relu``, ``batch_dot``, ``reshape``, ...) run the native ``nd`` operators on np arrays
+and return np arrays; each exists once its ``nd`` operator is registered.
 """
 
 import inspect as _inspect
 import math as _math
 import operator as _operator
 
-from .. import _ferrograd
 from .. import ndarray as _nd
 from ..base import ShapeError
 from ..context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from ..numpy._creation import _as_array
 from ..numpy._math import _reshape_to
 from ..numpy._ndarray import _reject_legacy, _wrap
-
-_state = {"np_array": False}
-
-
-def set_np(shape=True, array=True):
-    """Turns NumPy semantics on: ``shape`` for NumPy shapes, ``array`` for np arrays.
-
-    Array semantics need shape semantics, so ``shape=False, array=True`` raises ``ValueError``.
-    The shape flag is global (all threads), as in MXNet.
-    """
-    if array and not shape:
-        raise ValueError("NumPy Shape semantics is required in using NumPy array semantics.")
-    _ferrograd._set_np_shape(bool(shape))
-    _state["np_array"] = bool(array)
-
-
-def reset_np():
-    """Turns NumPy shape and array semantics off (MXNet 1.x behaviour)."""
-    set_np(shape=False, array=False)
-
-
-def is_np_array():
-    """Whether NumPy array semantics is on (``set_np()``)."""
-    return _state["np_array"]
-
-
-def is_np_shape():
-    """Whether NumPy shape semantics is on (0-d and zero-size shapes are valid)."""
-    return _ferrograd._np_shape()
+from ..util import is_np_array, is_np_shape, reset_np, set_np, use_np
 
 
 def waitall():
@@ -188,5 +159,5 @@ def reshape(a, newshape, reverse=False, order="C"):
     return _reshape_to(a, shape)
 
 
-__all__ = ["set_np", "reset_np", "is_np_array", "is_np_shape", "waitall", "reshape", "Context",
-           "cpu", "cpu_pinned", "gpu", "num_gpus", "current_context", *_AVAILABLE]
+__all__ = ["set_np", "reset_np", "is_np_array", "is_np_shape", "use_np", "waitall", "reshape",
+           "Context", "cpu", "cpu_pinned", "gpu", "num_gpus", "current_context", *_AVAILABLE]

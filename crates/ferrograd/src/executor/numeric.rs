@@ -121,7 +121,9 @@ impl Executor {
         let per = jobs.len().div_ceil(n_tasks).max(1);
         // Each job is two forward passes over the whole graph.
         let work = jobs.len() * (self.naive_bytes / 4 + self.outputs[0].size() + 1);
+        let np_shape = crate::np_shape(); // the tasks may run on other threads
         let parts = par::map_tasks(n_tasks, work, Cost::Light, |task| -> Result<Vec<f64>> {
+            let _np_shape = crate::NpShapeScope::enter(np_shape);
             let chunk = &jobs[(task * per).min(jobs.len())..((task + 1) * per).min(jobs.len())];
             let mut exe = self.fork(targets)?;
             let aux0: Vec<NDArray> = exe.aux.iter().map(NDArray::copy).collect();
