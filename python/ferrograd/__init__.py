@@ -7,7 +7,9 @@ from . import (
            context,
            contrib,
            executor,
+           gluon,
            gradient_check,
+           initializer,
            name,
            ndarray,
            operator,
@@ -16,6 +18,7 @@ from . import (
            test_utils,
            util,
 )
+from . import initializer as init
 from . import ndarray as nd
 from . import numpy as np
 from . import numpy_extension as npx
@@ -44,3 +47,4 @@ __all__ += ["np", "npx", "symbol", "sym", "executor", "name", "attribute"]
 __all__ += ["operator"]
 __all__ += ["util", "runtime", "contrib", "np_shape", "use_np_shape", "is_np_shape",
             "set_np_shape", "np_array", "use_np_array", "is_np_array", "use_np"]
+__all__ += ["gluon", "init", "initializer"]

@@ -1,0 +1,275 @@
+"""``gluon.Block`` and ``gluon.HybridBlock``: models built from child blocks and parameters.
+
+Names: a block made inside another's ``name_scope()`` gets the parent's prefix plus
+``<classname><n>_`` (counted per parent); a top-level block gets a process-wide ``dense0_`` style
+name from ``mx.name``. The active scope is per thread (``_BlockScope``).
+
+``HybridBlock.hybridize()`` is accepted but execution stays imperative for now: ``hybrid_forward``
+runs with ``F = mx.nd``. Compiling the traced graph onto the Executor is still to come (issue 16).
+The symbolic path (``F = mx.sym``) already works for tracing and is used to infer deferred shapes.
+"""
+
+import threading
+from collections import OrderedDict
+
+from .. import initializer as _init
+from .. import name as _name
+from .. import ndarray as nd
+from .. import symbol as sym
+from ..base import MXNetError
+from .parameter import DeferredInitializationError, Parameter, ParameterDict
+
+__all__ = ["Block", "HybridBlock"]
+
+
+class _BlockScope:
+    """The block whose ``name_scope()`` is active on this thread, with its child counters."""
+
+    _current = threading.local()
+
+    def __init__(self, block):
+        self._block = block
+        self._counter = {}
+        self._previous = None
+        self._name_prefix = None
+
+    @staticmethod
+    def create(prefix, params, hint):
+        """The (prefix, ParameterDict) for a new block with class-name ``hint``."""
+        scope = getattr(_BlockScope._current, "value", None)
+        if scope is None:
+            if prefix is None:
+                prefix = _name.current().get(None, hint) + "_"
+            if params is None:
+                return prefix, ParameterDict(prefix)
+            params = ParameterDict(params.prefix, params)
+            return prefix, params
+        if prefix is None:
+            n = scope._counter.get(hint, 0)
+            scope._counter[hint] = n + 1
+            prefix = f"{hint}{n}_"
+        if params is None:
+            parent = scope._block.params
+            params = ParameterDict(parent.prefix + prefix, parent._shared)
+        else:
+            params = ParameterDict(params.prefix, params)
+        return scope._block.prefix + prefix, params
+
+    def __enter__(self):
+        if getattr(self._block, "_empty_prefix", False):
+            return self
+        self._previous = getattr(_BlockScope._current, "value", None)
+        _BlockScope._current.value = self
+        # Symbols created inside the scope are named under the block's prefix too.
+        self._name_prefix = _name.Prefix(self._block.prefix)
+        self._name_prefix.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if getattr(self._block, "_empty_prefix", False):
+            return
+        self._name_prefix.__exit__(*exc)
+        self._name_prefix = None
+        _BlockScope._current.value = self._previous
+
+
+def _indent(text, spaces):
+    lines = text.split("\n")
+    return "\n".join([lines[0]] + [" " * spaces + line for line in lines[1:]])
+
+
+class HookHandle:
+    """Returned by ``register_forward_*hook``; ``detach()`` removes the hook."""
+
+    _next_id = 0
+
+    def __init__(self, hooks, hook):
+        self._hooks = hooks
+        self.id = HookHandle._next_id
+        HookHandle._next_id += 1
+        hooks[self.id] = hook
+
+    def detach(self):
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.detach()
+
+
+class Block:
+    """Base class of all layers and models; subclasses define ``forward``."""
+
+    def __init__(self, prefix=None, params=None):
+        self._empty_prefix = prefix == ""
+        self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
+        self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
+        self._scope = _BlockScope(self)
+        self._children = OrderedDict()
+        self._reg_params = {}
+        self._forward_hooks = OrderedDict()
+        self._forward_pre_hooks = OrderedDict()
+
+    def _alias(self):
+        return self.__class__.__name__.lower()
+
+    def __repr__(self):
+        lines = [f"  ({key}): {_indent(repr(block), 2)}" for key, block in self.__dict__.items()
+                 if isinstance(block, Block)]
+        return "{}(\n{}\n)".format(self.__class__.__name__, "\n".join(lines))
+
+    def __setattr__(self, name, value):
+        if hasattr(self, name):
+            existing = getattr(self, name)
+            if isinstance(existing, (Parameter, Block)) and not isinstance(value, type(existing)):
+                raise TypeError(f"Changing attribute type for {name} from {type(existing)} to "
+                                f"{type(value)} is not allowed.")
+        if isinstance(value, Block):
+            self.register_child(value, name)
+        elif isinstance(value, Parameter):
+            if name in self._reg_params:
+                raise MXNetError(f"Overriding Parameter attribute {name} is not allowed. If you "
+                                 "want to share parameters between blocks, please set 'params' at "
+                                 "Block construction instead.")
+            self._reg_params[name] = value
+        super().__setattr__(name, value)
+
+    @property
+    def prefix(self):
+        return self._prefix
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def params(self):
+        """This block's own ParameterDict (not its children's: see ``collect_params``)."""
+        return self._params
+
+    def name_scope(self):
+        """``with block.name_scope():`` names children under this block's prefix."""
+        return self._scope
+
+    def register_child(self, block, name=None):
+        if name is None:
+            name = str(len(self._children))
+        self._children[name] = block
+
+    def collect_params(self, select=None):
+        """This block's and all descendants' parameters, optionally only names matching the
+        regular expression ``select`` (e.g. ``'.*weight|.*bias'``)."""
+        out = ParameterDict(self._params.prefix)
+        out.update(self.params._select(select))
+        for child in self._children.values():
+            out.update(child.collect_params(select=select))
+        return out
+
+    def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False):
+        """Initialise all parameters (see ``ParameterDict.initialize``)."""
+        self.collect_params().initialize(init if init is not None else _init.Uniform(), ctx,
+                                         verbose, force_reinit)
+
+    def register_forward_pre_hook(self, hook):
+        """``hook(block, inputs)`` runs before each forward."""
+        return HookHandle(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook):
+        """``hook(block, inputs, outputs)`` runs after each forward."""
+        return HookHandle(self._forward_hooks, hook)
+
+    def apply(self, fn):
+        """Call ``fn(block)`` on every descendant, children first, then on self."""
+        for child in self._children.values():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def hybridize(self, active=True, **kwargs):
+        """Forwarded to children; plain Blocks themselves always run imperatively."""
+        for child in self._children.values():
+            child.hybridize(active, **kwargs)
+
+    def cast(self, dtype):
+        for child in self._children.values():
+            child.cast(dtype)
+        for param in self.params.values():
+            param.cast(dtype)
+
+    def __call__(self, *args):
+        for hook in list(self._forward_pre_hooks.values()):
+            hook(self, args)
+        out = self.forward(*args)
+        for hook in list(self._forward_hooks.values()):
+            hook(self, args, out)
+        return out
+
+    def forward(self, *args):
+        raise NotImplementedError(f"{type(self).__name__} must define forward")
+
+
+class HybridBlock(Block):
+    """A block written once as ``hybrid_forward(F, x, *args, **params)`` for ``F`` = nd or sym.
+
+    Parameters registered as attributes arrive as keyword arguments named by the attribute.
+    ``hybridize()`` records the flag but execution is still imperative (compiled graphs to come).
+    """
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._active = False
+        self._flags = {}
+
+    def register_child(self, block, name=None):
+        if not isinstance(block, HybridBlock):
+            raise ValueError(f"Children of HybridBlock must also be HybridBlock, but {block} has "
+                             f"type {type(block)}. If you are using Sequential, please try "
+                             "HybridSequential instead.")
+        super().register_child(block, name)
+
+    def hybridize(self, active=True, **kwargs):
+        self._active = active
+        self._flags = dict(kwargs)
+        super().hybridize(active, **kwargs)
+
+    def _infer_deferred_shapes(self, *args):
+        """Trace ``hybrid_forward`` symbolically and copy inferred shapes into parameters."""
+        inputs = [sym.var(f"data{i}") for i in range(len(args))]
+        out = self._symbolic_forward(*inputs)
+        known = {v.name: a.shape for v, a in zip(inputs, args, strict=True)}
+        arg_shapes, _, aux_shapes = out.infer_shape_partial(**known)
+        inferred = dict(zip(out.list_arguments(), arg_shapes, strict=True))
+        inferred.update(zip(out.list_auxiliary_states(), aux_shapes, strict=True))
+        for name, param in self.collect_params().items():
+            if name in inferred and inferred[name] is not None:
+                param.shape = inferred[name]
+
+    def _symbolic_forward(self, x, *args):
+        params = {key: p.var() for key, p in self._reg_params.items()}
+        with self.name_scope():
+            return self.hybrid_forward(sym, x, *args, **params)
+
+    def forward(self, x, *args):
+        if isinstance(x, sym.Symbol):
+            return self._symbolic_forward(x, *args)
+        if not isinstance(x, nd.NDArray):
+            raise TypeError(f"{type(self).__name__}.forward: expected NDArray or Symbol input, "
+                            f"got {type(x).__name__}")
+        ctx = x.context
+        try:
+            params = {key: p.data(ctx) for key, p in self._reg_params.items()}
+        except DeferredInitializationError:
+            self._infer_deferred_shapes(x, *args)
+            for p in self.collect_params().values():
+                p._finish_deferred_init()
+            params = {key: p.data(ctx) for key, p in self._reg_params.items()}
+        return self.hybrid_forward(nd, x, *args, **params)
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define hybrid_forward")
+
+    def infer_shape(self, *args):
+        """Fill unknown parameter dims from example inputs."""
+        self._infer_deferred_shapes(*args)

@@ -1,0 +1,448 @@
+"""``gluon.Parameter``, ``gluon.Constant`` and ``gluon.ParameterDict``.
+
+A Parameter owns one data array per context plus its gradient buffers. Its shape may hold 0 for
+dimensions not known yet; ``initialize`` then defers the work until the first forward pass fills
+them in (``allow_deferred_init``).
+"""
+
+import re
+import warnings
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import autograd
+from .. import initializer as _init
+from .. import ndarray as nd
+from .. import symbol as _sym
+from ..base import MXNetError
+from ..context import Context, cpu, current_context
+
+__all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDict"]
+
+_GRAD_REQS = ("write", "add", "null")
+
+
+class DeferredInitializationError(MXNetError):
+    """A parameter's data was asked for before the first forward pass fixed its shape."""
+
+
+class ParameterShapeError(MXNetError, AssertionError):
+    """A shape that disagrees with a parameter's known shape (an AssertionError in MXNet too)."""
+
+
+def _not_initialized(name):
+    return RuntimeError(
+        f"Parameter '{name}' has not been initialized. Note that you should initialize parameters "
+        "and create Trainer with Block.collect_params() instead of Block.params because the later "
+        "does not include Parameters of nested child Blocks")
+
+
+def _ctx_list(ctx):
+    if ctx is None:
+        return [current_context()]
+    if isinstance(ctx, Context):
+        return [ctx]
+    return list(ctx)
+
+
+class Parameter:
+    """A named weight. ``shape`` may contain 0 (unknown until the first forward)."""
+
+    def __init__(self, name, grad_req="write", shape=None, dtype=np.float32, lr_mult=1.0,
+                 wd_mult=1.0, init=None, allow_deferred_init=False, differentiable=True,
+                 stype="default", grad_stype="default"):
+        self.name = name
+        self._shape = None
+        self.shape = shape
+        self.dtype = dtype
+        self.lr_mult = lr_mult
+        self.wd_mult = wd_mult
+        self.init = init
+        self.allow_deferred_init = allow_deferred_init
+        self._differentiable = differentiable
+        self._stype = stype
+        self._grad_stype = grad_stype
+        self._data = None
+        self._grad = None
+        self._ctx_list = None
+        self._deferred_init = ()
+        self._var = None
+        self._grad_req = None
+        self.grad_req = grad_req
+
+    def __repr__(self):
+        return f"Parameter {self.name} (shape={self.shape}, dtype={self.dtype})"
+
+    # -- attributes -------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._shape
+
+    @shape.setter
+    def shape(self, new_shape):
+        if new_shape is None:
+            self._shape = None
+            return
+        if isinstance(new_shape, int):
+            new_shape = (new_shape,)
+        new_shape = tuple(int(d) for d in new_shape)
+        if self._shape is None:
+            self._shape = new_shape
+            return
+        compatible = len(self._shape) == len(new_shape) and all(
+            old in (0, -1, new) for old, new in zip(self._shape, new_shape, strict=True))
+        if not compatible:
+            raise ParameterShapeError(
+                f"Parameter '{self.name}': expected shape {new_shape} is incompatible with the "
+                f"known shape {self._shape}")
+        self._shape = new_shape
+
+    @property
+    def grad_req(self):
+        return self._grad_req
+
+    @grad_req.setter
+    def grad_req(self, req):
+        if req not in _GRAD_REQS:
+            raise ValueError(f"Parameter '{self.name}': grad_req must be one of {_GRAD_REQS}, "
+                             f"got {req!r}")
+        if not self._differentiable:
+            req = "null"
+        if self._grad_req == req:
+            return
+        self._grad_req = req
+        if self._data is None:
+            return
+        if req == "null":
+            self._grad = None
+            self._data = [d.detach() for d in self._data]
+        else:
+            self._init_grad()
+
+    @property
+    def stype(self):
+        return self._stype
+
+    @property
+    def grad_stype(self):
+        return self._grad_stype
+
+    # -- initialisation ---------------------------------------------------------------------
+    def initialize(self, init=None, ctx=None, default_init=None, force_reinit=False):
+        """Create the data on ``ctx`` filled by ``init`` (else ``self.init``, else
+        ``default_init``, else Uniform). Deferred while the shape still has unknown dims."""
+        if default_init is None:
+            default_init = _init.Uniform()
+        if self._data is not None and not force_reinit:
+            warnings.warn(f"Parameter '{self.name}' is already initialized, ignoring. "
+                          "Set force_reinit=True to re-initialize.", stacklevel=2)
+            return
+        self._data = self._grad = None
+        ctx = _ctx_list(ctx)
+        if init is None:
+            init = default_init if self.init is None else self.init
+        if not self.shape or np.prod(self.shape) <= 0:
+            if self.allow_deferred_init:
+                self._deferred_init = (init, ctx, default_init, None)
+                return
+            raise ValueError(f"Cannot initialize Parameter '{self.name}' because it has invalid "
+                             f"shape: {self.shape}.")
+        self._deferred_init = (init, ctx, default_init, None)
+        self._finish_deferred_init()
+
+    def _finish_deferred_init(self):
+        """Run a deferred ``initialize`` now that the shape is known."""
+        if not self._deferred_init:
+            return
+        init, ctx, default_init, data = self._deferred_init
+        if not self.shape or np.prod(self.shape) <= 0:
+            raise ValueError(f"Cannot initialize Parameter '{self.name}' because it has invalid "
+                             f"shape: {self.shape}. Please specify in_units, in_channels, etc for "
+                             "`Block`s.")
+        self._deferred_init = ()
+        with autograd.pause():
+            if data is None:
+                data = nd.zeros(self.shape, dtype=self.dtype, ctx=cpu())
+                _init.create(default_init)(_init.InitDesc(self.name, {"__init__": init}), data)
+            self._init_impl(data, ctx)
+
+    def _init_impl(self, data, ctx_list):
+        self._ctx_list = list(ctx_list)
+        self._data = [data.copyto(c) for c in self._ctx_list]
+        self._init_grad()
+
+    def _init_grad(self):
+        if self.grad_req == "null":
+            self._grad = None
+            return
+        self._grad = [nd.zeros_like(d) for d in self._data]
+        autograd.mark_variables(self._data, self._grad, self.grad_req)
+
+    # -- access -----------------------------------------------------------------------------
+    def _check_and_get(self, arrays, ctx):
+        if arrays is not None:
+            if ctx is list:
+                return arrays
+            if ctx is None:
+                if len(arrays) == 1:
+                    return arrays[0]
+                ctx = current_context()
+            for c, arr in zip(self._ctx_list, arrays, strict=True):
+                if c == ctx:
+                    return arr
+            raise RuntimeError(f"Parameter '{self.name}' was not initialized on context {ctx}. "
+                               f"It was only initialized on {self._ctx_list}.")
+        if self._deferred_init:
+            raise DeferredInitializationError(
+                f"Parameter '{self.name}' has not been initialized yet because initialization was "
+                "deferred. Actual initialization happens during the first forward pass. Please "
+                "pass one batch of data through the network before accessing Parameters. You can "
+                "also avoid deferred initialization by specifying in_units, num_features, etc., for "
+                "network layers.")
+        raise _not_initialized(self.name)
+
+    def data(self, ctx=None):
+        """The data array on ``ctx`` (the only one when initialised on one context)."""
+        return self._check_and_get(self._data, ctx)
+
+    def list_data(self):
+        return self._check_and_get(self._data, list)
+
+    def grad(self, ctx=None):
+        if self._data is not None and self._grad is None:
+            raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' because "
+                               "grad_req='null'")
+        return self._check_and_get(self._grad, ctx)
+
+    def list_grad(self):
+        if self._data is not None and self._grad is None:
+            raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' because "
+                               "grad_req='null'")
+        return self._check_and_get(self._grad, list)
+
+    def list_ctx(self):
+        if self._data is None:
+            if self._deferred_init:
+                return self._deferred_init[1]
+            raise _not_initialized(self.name)
+        return self._ctx_list
+
+    def set_data(self, data):
+        """Overwrite the values on every context (shape must agree with the known shape)."""
+        if not isinstance(data, nd.NDArray):
+            data = nd.array(np.asarray(data), dtype=self.dtype)
+        self.shape = data.shape
+        if self._data is None:
+            if not self._deferred_init:
+                raise _not_initialized(self.name)
+            self._deferred_init = self._deferred_init[:3] + (data,)
+            return
+        for arr in self._data:
+            arr[:] = data.astype(arr.dtype) if data.dtype != arr.dtype else data
+
+    def zero_grad(self):
+        """Set every gradient buffer to 0 (no-op for grad_req='null' or before init)."""
+        if self._grad is None:
+            return
+        for g in self._grad:
+            g[:] = 0
+
+    def reset_ctx(self, ctx):
+        """Move the data (and fresh gradients) to ``ctx``."""
+        ctx = _ctx_list(ctx)
+        if self._data is not None:
+            with autograd.pause():
+                self._init_impl(self._data[0], ctx)
+        elif self._deferred_init:
+            init, _, default_init, data = self._deferred_init
+            self._deferred_init = (init, ctx, default_init, data)
+        else:
+            raise ValueError(f"Cannot reset context for Parameter '{self.name}' because it has "
+                             "not been initialized.")
+
+    def cast(self, dtype):
+        """Change the dtype of data and gradients."""
+        self.dtype = dtype
+        if self._data is None:
+            return
+        with autograd.pause():
+            self._data = [d.astype(dtype) for d in self._data]
+            self._init_grad()
+
+    def var(self):
+        """The symbol variable standing for this parameter (cached)."""
+        if self._var is None:
+            self._var = _sym.var(self.name, shape=self.shape, dtype=self.dtype,
+                                 lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=self.init)
+        return self._var
+
+
+class _ConstantInit(_init.Initializer):
+    """Copies a fixed value into the parameter."""
+
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+    def _init_weight(self, _, arr):
+        _init._fill(arr, self.value)
+
+
+class Constant(Parameter):
+    """A parameter that never changes: grad_req is always 'null'."""
+
+    def __init__(self, name, value):
+        if not isinstance(value, nd.NDArray):
+            value = nd.array(np.asarray(value))
+        self.value = value
+        super().__init__(name, grad_req="null", shape=value.shape, dtype=value.dtype,
+                         init=_ConstantInit(value))
+
+    def __repr__(self):
+        return f"Constant {self.name} (shape={self.shape}, dtype={self.dtype})"
+
+    @property
+    def grad_req(self):
+        return "null"
+
+    @grad_req.setter
+    def grad_req(self, req):
+        if req != "null":
+            warnings.warn(f'Constant parameter "{self.name}" does not support grad_req other than '
+                          f'"null", and new value "{req}" is ignored.', stacklevel=2)
+        self._grad_req = "null"
+
+
+class ParameterDict:
+    """An ordered name -> Parameter map whose ``get`` adds ``prefix`` and creates on demand;
+    ``shared`` is another dict to take existing parameters from (weight sharing)."""
+
+    def __init__(self, prefix="", shared=None):
+        self._prefix = prefix
+        self._params = OrderedDict()
+        self._shared = shared
+
+    def __repr__(self):
+        body = "\n".join(f"  {p!r}" for p in self.values())
+        head = f"{self._prefix} " if self._prefix else ""
+        return f"{head}(\n{body}\n)"
+
+    def __getitem__(self, key):
+        return self._params[key]
+
+    def __iter__(self):
+        return iter(self._params)
+
+    def __len__(self):
+        return len(self._params)
+
+    def __contains__(self, key):
+        return key in self._params
+
+    def items(self):
+        return self._params.items()
+
+    def keys(self):
+        return self._params.keys()
+
+    def values(self):
+        return self._params.values()
+
+    @property
+    def prefix(self):
+        return self._prefix
+
+    def _get_impl(self, name):
+        if name in self._params:
+            return self._params[name]
+        if self._shared is not None and name in self._shared._params:
+            self._params[name] = self._shared._params[name]
+            return self._params[name]
+        return None
+
+    def get(self, name, **kwargs):
+        """The parameter ``prefix + name``, created with ``kwargs`` if missing; an existing one
+        must agree with ``kwargs`` (0 dims in its shape are filled in)."""
+        full = self._prefix + name
+        param = self._get_impl(full)
+        if param is None:
+            param = Parameter(full, **kwargs)
+            self._params[full] = param
+            return param
+        for key, want in kwargs.items():
+            have = getattr(param, key, None)
+            if have is None:
+                setattr(param, key, want)
+                continue
+            if key == "shape" and want is not None:
+                param.shape = want  # checks compatibility, fills unknown dims
+                continue
+            if key == "dtype" and np.dtype(want) == np.dtype(have):
+                continue
+            if want is not None and want != have:
+                raise MXNetError(f"Cannot retrieve Parameter '{full}' because desired attribute "
+                                 f"does not match with stored for attribute '{key}': desired "
+                                 f"'{want}' vs stored '{have}'.")
+        return param
+
+    def get_constant(self, name, value=None):
+        """The constant ``prefix + name``, created from ``value`` if missing."""
+        full = self._prefix + name
+        param = self._get_impl(full)
+        if param is None:
+            if value is None:
+                raise KeyError(f"No constant named '{full}'. Please specify value if you want to "
+                               "create a new constant.")
+            param = Constant(full, value)
+            self._params[full] = param
+        elif value is not None and not isinstance(param, Constant):
+            raise MXNetError(f"Parameter '{full}' already exists but it is not a constant.")
+        return param
+
+    def update(self, other):
+        """Add ``other``'s parameters; the same name must mean the same Parameter object."""
+        for key, value in other.items():
+            if key in self._params and self._params[key] is not value:
+                raise MXNetError(f"Cannot update self with other because they have different "
+                                 f"Parameters with the same name '{key}'")
+        for key, value in other.items():
+            self._params[key] = value
+
+    def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False):
+        """Initialise every parameter; ``init`` is the default for those without their own."""
+        init = _init.Uniform() if init is None else _init.create(init)
+        if verbose:
+            init.set_verbosity(verbose=verbose)
+        for param in self.values():
+            param.initialize(None, ctx, init, force_reinit=force_reinit)
+
+    def zero_grad(self):
+        for param in self.values():
+            param.zero_grad()
+
+    def reset_ctx(self, ctx):
+        for param in self.values():
+            param.reset_ctx(ctx)
+
+    def list_ctx(self):
+        seen = []
+        for param in self.values():
+            for c in param.list_ctx():
+                if c not in seen:
+                    seen.append(c)
+        return seen
+
+    def setattr(self, name, value):
+        """Set attribute ``name`` (e.g. ``grad_req``, ``lr_mult``) on every parameter."""
+        for param in self.values():
+            setattr(param, name, value)
+
+    def _select(self, select):
+        """A new dict (same prefix) with the parameters whose names match regex ``select``."""
+        if select is None:
+            return self
+        pattern = re.compile(select)
+        out = ParameterDict(self._prefix)
+        out._params.update((k, v) for k, v in self.items() if pattern.match(k))
+        return out
