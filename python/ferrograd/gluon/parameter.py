@@ -198,7 +198,8 @@ class Parameter:
                 f"Parameter '{self.name}' has not been initialized yet because initialization was "
                 "deferred. Actual initialization happens during the first forward pass. Please "
                 "pass one batch of data through the network before accessing Parameters. You can "
-                "also avoid deferred initialization by specifying in_units, num_features, etc., for "
+                "also avoid deferred initialization by specifying in_units, num_features, etc., "
+                "for "
                 "network layers.")
         raise _not_initialized(self.name)
 
