@@ -2,10 +2,9 @@
 
 import warnings
 
+import ferrograd as mx
 import numpy as np
 import pytest
-
-import ferrograd as mx
 from ferrograd import gluon
 from ferrograd.gluon.parameter import DeferredInitializationError
 

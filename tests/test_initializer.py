@@ -2,10 +2,9 @@
 
 import math
 
+import ferrograd as mx
 import numpy as np
 import pytest
-
-import ferrograd as mx
 from ferrograd import initializer as init
 
 
