@@ -207,3 +207,24 @@ def test_block_scope_is_thread_local():
     assert result["shape"] == (1, 2)
     assert not result["prefix"].startswith("outer_")
     assert inside.prefix == "outer_dense0_"
+
+
+def test_block_scope_names_symbols_on_its_own_thread():
+    class FakeBlock:
+        prefix = "spawned_"
+        _empty_prefix = False
+
+    names = []
+
+    def worker():
+        with gluon.block._BlockScope(FakeBlock()):
+            names.append(mx.name.NameManager.current.get(None, "hello"))
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert names == ["spawned_hello0"]
+    # outside any scope this thread's own manager is untouched
+    assert not mx.name.NameManager.current.get(None, "hello").startswith("spawned_")
+    mx.name.NameManager.current = mx.name.NameManager()
+    assert mx.name.current() is mx.name.NameManager.current

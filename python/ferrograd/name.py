@@ -12,7 +12,19 @@ __all__ = ["NameManager", "Prefix", "current"]
 _state = threading.local()
 
 
-class NameManager:
+class _CurrentManagerMeta(type):
+    """Makes ``NameManager.current`` read and set this thread's manager, as in MXNet."""
+
+    @property
+    def current(cls):
+        return current()
+
+    @current.setter
+    def current(cls, manager):
+        _state.current = manager
+
+
+class NameManager(metaclass=_CurrentManagerMeta):
     """Hands out ``<hint><n>`` names; ``with NameManager():`` starts fresh counters."""
 
     def __init__(self):
