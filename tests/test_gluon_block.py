@@ -228,3 +228,13 @@ def test_block_scope_names_symbols_on_its_own_thread():
     assert not mx.name.NameManager.current.get(None, "hello").startswith("spawned_")
     mx.name.NameManager.current = mx.name.NameManager()
     assert mx.name.current() is mx.name.NameManager.current
+
+
+def test_block_cast_changes_parameter_dtypes():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(2, in_units=3))
+    net.initialize()
+    net.cast("float64")
+    assert net[0].weight.data().dtype == np.float64
+    out = net(mx.nd.ones((1, 3), dtype="float64"))
+    assert out.dtype == np.float64

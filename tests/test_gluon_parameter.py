@@ -166,3 +166,17 @@ def test_get_constant():
     assert isinstance(c, gluon.Constant) and pd.get_constant("c") is c
     with pytest.raises(KeyError):
         pd.get_constant("missing")
+
+
+def test_reset_ctx_keeps_values_and_gives_fresh_grads():
+    p = gluon.Parameter("w", shape=(2,), init="ones")
+    with pytest.raises(ValueError, match="Cannot reset context for Parameter 'w'"):
+        p.reset_ctx(mx.cpu())
+    p.initialize()
+    with mx.autograd.record():
+        y = (p.data() * 2).sum()
+    y.backward()
+    p.reset_ctx(mx.cpu())
+    np.testing.assert_array_equal(p.data().asnumpy(), [1, 1])
+    np.testing.assert_array_equal(p.grad().asnumpy(), [0, 0])
+    assert p.list_ctx() == [mx.cpu()]
