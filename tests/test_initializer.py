@@ -107,3 +107,62 @@ def test_registry_create_and_dumps():
         mx.init.create("nope")
     with pytest.raises(TypeError):
         mx.init.register(int)
+
+
+def test_msra_prelu_is_gaussian_he_init():
+    mx.random.seed(1)
+    w = _filled(mx.init.MSRAPrelu(factor_type="in", slope=0.0), "w_weight", (300, 200))
+    assert abs(w.std() - math.sqrt(2.0 / 200)) < 0.003
+    assert mx.init.MSRAPrelu().dumps() == '["msraprelu", {"factor_type": "avg", "slope": 0.25}]'
+
+
+@pytest.mark.parametrize("shape", [(4, 6), (6, 4), (3, 2, 2)])
+def test_orthogonal_rows_or_columns_orthonormal(shape):
+    w = _filled(mx.init.Orthogonal(scale=2.0), "w_weight", shape).reshape(shape[0], -1)
+    gram = w @ w.T if w.shape[0] <= w.shape[1] else w.T @ w
+    np.testing.assert_allclose(gram, 4.0 * np.eye(gram.shape[0]), atol=1e-4)
+    with pytest.raises(ValueError, match="rand_type"):
+        _filled(mx.init.Orthogonal(rand_type="bad"), "w_weight", shape)
+
+
+def test_bilinear_kernel_hand_derived():
+    # f = ceil(4/2) = 2, c = (2f - 1 - f%2) / 2f = 0.75; 1-D weights 1 - |x/f - c|.
+    one_d = np.array([0.25, 0.75, 0.75, 0.25], dtype=np.float32)
+    got = _filled(mx.init.Bilinear(), "up_weight", (1, 1, 4, 4))
+    np.testing.assert_allclose(got[0, 0], np.outer(one_d, one_d))
+    # the name suffix 'upsampling' selects it too
+    np.testing.assert_allclose(_filled(mx.init.Uniform(), "x_upsampling", (1, 1, 4, 4)), got)
+
+
+def test_lstm_bias_sets_forget_gate():
+    got = _filled(mx.init.Zero(), "lstm_bias", (8,), {"__init__": mx.init.LSTMBias(2.0)})
+    np.testing.assert_array_equal(got, [0, 0, 2, 2, 0, 0, 0, 0])
+    # by name alone a *bias is zero-filled: LSTMBias only overrides the weight rule
+    assert np.all(_filled(mx.init.LSTMBias(2.0), "lstm_bias", (8,)) == 0)
+
+
+def test_mixed_picks_first_matching_pattern():
+    mixed = mx.init.Mixed(["fc1_.*", ".*"], [mx.init.Constant(3), mx.init.Zero()])
+    assert np.all(_filled(mixed, "fc1_weight", (2,)) == 3)
+    assert np.all(_filled(mixed, "fc2_weight", (2,)) == 0)
+    only = mx.init.Mixed(["fc1_.*"], [mx.init.One()])
+    with pytest.raises(ValueError, match="fc2_weight did not match any pattern"):
+        _filled(only, "fc2_weight", (2,))
+    with pytest.raises(ValueError, match="2 patterns but 1"):
+        mx.init.Mixed(["a", "b"], [mx.init.One()])
+
+
+def test_load_from_dict_with_default():
+    load = mx.init.Load({"arg:fc_weight": mx.nd.array([[1.0, 2.0]])}, default_init=mx.init.One())
+    np.testing.assert_array_equal(_filled(load, "fc_weight", (1, 2)), [[1, 2]])
+    np.testing.assert_array_equal(_filled(load, "fc2_weight", (2,)), [1, 1])
+    with pytest.raises(ValueError, match=r"fc_weight.*target \(2, 2\) vs loaded \(1, 2\)"):
+        _filled(load, "fc_weight", (2, 2))
+    with pytest.raises(ValueError, match="Cannot Initialize fc_bias"):
+        _filled(mx.init.Load({}), "fc_bias", (2,))
+
+
+def test_gluon_uses_mixed_free_initializers_through_parameters():
+    p = mx.gluon.Parameter("lstm_i2h_bias", shape=(8,), init=mx.init.LSTMBias(1.5))
+    p.initialize()
+    np.testing.assert_array_equal(p.data().asnumpy()[2:4], [1.5, 1.5])

@@ -8,6 +8,7 @@ array to fill in place. With no explicit per-parameter initializer the name's su
 
 import json
 import math
+import re
 
 import numpy as np
 
@@ -15,7 +16,8 @@ from . import ndarray as nd
 from .ndarray import random as _random
 
 __all__ = ["InitDesc", "Initializer", "register", "alias", "create", "Uniform", "Normal", "Zero",
-           "One", "Constant", "Xavier"]
+           "One", "Constant", "Xavier", "MSRAPrelu", "Orthogonal", "Bilinear", "LSTMBias", "Mixed",
+           "Load"]
 
 _REGISTRY = {}
 
@@ -263,3 +265,115 @@ class Xavier(Initializer):
         else:
             raise ValueError(f"Xavier: unknown rnd_type '{self.rnd_type}' "
                              "(expected 'uniform' or 'gaussian')")
+
+
+@register
+class MSRAPrelu(Xavier):
+    """He init for PReLU nets: gaussian Xavier with magnitude 2 / (1 + slope^2)."""
+
+    def __init__(self, factor_type="avg", slope=0.25):
+        super().__init__("gaussian", factor_type, 2.0 / (1 + slope ** 2))
+        self._kwargs = {"factor_type": factor_type, "slope": slope}
+
+
+@register
+class Orthogonal(Initializer):
+    """``scale`` times an orthonormal basis (from the SVD of a random matrix), reshaped."""
+
+    def __init__(self, scale=1.414, rand_type="uniform"):
+        super().__init__(scale=scale, rand_type=rand_type)
+        self.scale = scale
+        self.rand_type = rand_type
+
+    def _init_weight(self, name, arr):
+        rows = arr.shape[0]
+        cols = int(np.prod(arr.shape[1:]))
+        if self.rand_type == "uniform":
+            draw = _random.uniform(-1.0, 1.0, shape=(rows, cols))
+        elif self.rand_type == "normal":
+            draw = _random.normal(0.0, 1.0, shape=(rows, cols))
+        else:
+            raise ValueError(f"Orthogonal: unknown rand_type '{self.rand_type}' "
+                             "(expected 'uniform' or 'normal')")
+        u, _, v = np.linalg.svd(draw.asnumpy().astype(np.float64), full_matrices=False)
+        basis = u if u.shape == (rows, cols) else v
+        _fill(arr, nd.array((self.scale * basis).reshape(arr.shape), dtype=arr.dtype))
+
+
+@register
+class Bilinear(Initializer):
+    """Bilinear upsampling kernel for a (.., .., h, w) deconvolution weight."""
+
+    def _init_weight(self, name, arr):
+        self._init_bilinear(name, arr)
+
+
+@register
+class LSTMBias(Initializer):
+    """Zero bias except the forget gate (second quarter, MXNet's i, f, c, o order)."""
+
+    def __init__(self, forget_bias=1.0):
+        super().__init__(forget_bias=forget_bias)
+        self.forget_bias = forget_bias
+
+    def _init_weight(self, name, arr):
+        hidden = arr.shape[0] // 4
+        values = np.zeros(arr.shape, dtype=np.float32)
+        values[hidden:2 * hidden] = self.forget_bias
+        _fill(arr, nd.array(values, dtype=arr.dtype))
+
+
+class Mixed:
+    """The first initializer whose regex pattern matches the parameter name is used."""
+
+    def __init__(self, patterns, initializers):
+        if len(patterns) != len(initializers):
+            raise ValueError(f"Mixed: {len(patterns)} patterns but {len(initializers)} "
+                             "initializers")
+        self.map = [(re.compile(p), create(i)) for p, i in zip(patterns, initializers, strict=True)]
+
+    def __call__(self, name, arr):
+        for pattern, init in self.map:
+            if pattern.match(name):
+                init(name, arr)
+                return
+        raise ValueError(f"Parameter name {name} did not match any pattern. Consider add a "
+                         '".*" pattern at the and with default Initializer.')
+
+
+class Load:
+    """Initialise from a dict of arrays (``arg:``/``aux:`` prefixes stripped), falling back to
+    ``default_init`` for names not in it."""
+
+    def __init__(self, param, default_init=None, verbose=False):
+        if isinstance(param, str):
+            if not hasattr(nd, "load"):
+                raise NotImplementedError("init.Load from a file needs nd.load, which ferrograd "
+                                          "does not have yet; pass a dict of NDArrays")
+            param = nd.load(param)
+        if not isinstance(param, dict):
+            raise TypeError(f"init.Load: expected a dict of arrays or a file name, got "
+                            f"{type(param).__name__}")
+        self.param = {}
+        for key, value in param.items():
+            key = key[4:] if key.startswith(("arg:", "aux:")) else key
+            self.param[key] = value if isinstance(value, nd.NDArray) else nd.array(value)
+        self.default_init = default_init
+        self.verbose = verbose
+
+    def __call__(self, name, arr):
+        if name in self.param:
+            loaded = self.param[name]
+            if loaded.shape != arr.shape:
+                raise ValueError(f"Parameter {name} cannot be initialized from loading. Shape "
+                                 f"mismatch, target {arr.shape} vs loaded {loaded.shape}")
+            _fill(arr, loaded)
+            if self.verbose:
+                print(f"Initialized {name} by loading")
+        else:
+            if self.default_init is None:
+                raise ValueError(f"Cannot Initialize {name}. Not found in loaded param and no "
+                                 "default Initializer is provided.")
+            self.default_init(name, arr)
+            if self.verbose:
+                print(f"Initialized {name} by default")
