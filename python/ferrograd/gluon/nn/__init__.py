@@ -5,6 +5,7 @@ from .activations import Activation, LeakyReLU
 from .basic_layers import (
     Dense,
     Dropout,
+    Embedding,
     Flatten,
     HybridLambda,
     HybridSequential,
@@ -12,6 +13,9 @@ from .basic_layers import (
     Lambda,
     Sequential,
 )
+from .normalization import BatchNorm, InstanceNorm, LayerNorm
 
 __all__ = ["Activation", "LeakyReLU", "Dense", "Dropout", "Flatten", "HybridLambda",
-           "HybridSequential", "Identity", "Lambda", "Sequential", "Block", "HybridBlock"]
+           "HybridSequential", "Identity", "Lambda", "Sequential", "Block", "HybridBlock",
+           "Embedding",
+           "BatchNorm", "InstanceNorm", "LayerNorm"]

@@ -4,7 +4,7 @@ from ... import ndarray as nd
 from ...base import MXNetError
 from ..block import Block, HybridBlock, _indent
 
-__all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "Flatten", "Lambda",
+__all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "Embedding", "Flatten", "Lambda",
            "HybridLambda", "Identity"]
 
 
@@ -119,6 +119,28 @@ class Dropout(HybridBlock):
 
     def __repr__(self):
         return f"{self.__class__.__name__}(p = {self._rate}, axes={self._axes})"
+
+
+class Embedding(HybridBlock):
+    """Looks up rows of ``weight`` (``input_dim x output_dim``) by integer index."""
+
+    def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
+                 sparse_grad=False, **kwargs):
+        super().__init__(**kwargs)
+        if sparse_grad:
+            raise MXNetError("Embedding: sparse_grad=True needs row_sparse gradients, which "
+                             "ferrograd does not have; use sparse_grad=False")
+        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype}
+        self.weight = self.params.get("weight", shape=(input_dim, output_dim),
+                                      init=weight_initializer, dtype=dtype,
+                                      allow_deferred_init=True)
+
+    def hybrid_forward(self, F, x, weight):
+        return F.Embedding(x, weight, name="fwd", **self._kwargs)
+
+    def __repr__(self):
+        k = self._kwargs
+        return f"{self.__class__.__name__}({k['input_dim']} -> {k['output_dim']}, {k['dtype']})"
 
 
 class Flatten(HybridBlock):
