@@ -1,7 +1,7 @@
 """``gluon.nn``: neural-network layers."""
 
 from ..block import Block, HybridBlock
-from .activations import Activation, LeakyReLU
+from .activations import ELU, GELU, SELU, Activation, LeakyReLU, PReLU, Swish
 from .basic_layers import (
     Dense,
     Dropout,
@@ -18,4 +18,4 @@ from .normalization import BatchNorm, InstanceNorm, LayerNorm
 __all__ = ["Activation", "LeakyReLU", "Dense", "Dropout", "Flatten", "HybridLambda",
            "HybridSequential", "Identity", "Lambda", "Sequential", "Block", "HybridBlock",
            "Embedding",
-           "BatchNorm", "InstanceNorm", "LayerNorm"]
+           "BatchNorm", "InstanceNorm", "LayerNorm", "PReLU", "ELU", "SELU", "GELU", "Swish"]

@@ -1,8 +1,11 @@
 """Activation layers of ``gluon.nn``."""
 
+import math
+
+from ... import initializer as _init
 from ..block import HybridBlock
 
-__all__ = ["Activation", "LeakyReLU"]
+__all__ = ["Activation", "LeakyReLU", "PReLU", "ELU", "SELU", "GELU", "Swish"]
 
 
 class Activation(HybridBlock):
@@ -36,3 +39,55 @@ class LeakyReLU(HybridBlock):
 
     def __repr__(self):
         return f"{self.__class__.__name__}({self._alpha})"
+
+
+class PReLU(HybridBlock):
+    """Leaky ReLU with a learned slope ``alpha`` (one per channel, or one shared)."""
+
+    def __init__(self, alpha_initializer=None, in_channels=1, **kwargs):
+        super().__init__(**kwargs)
+        if alpha_initializer is None:
+            alpha_initializer = _init.Constant(0.25)
+        with self.name_scope():
+            self.alpha = self.params.get("alpha", shape=(in_channels,), init=alpha_initializer)
+
+    def hybrid_forward(self, F, x, alpha):
+        return F.LeakyReLU(x, gamma=alpha, act_type="prelu", name="fwd")
+
+
+class ELU(HybridBlock):
+    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+
+    def __init__(self, alpha=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self._alpha = alpha
+
+    def hybrid_forward(self, F, x):
+        return F.LeakyReLU(x, act_type="elu", slope=self._alpha)
+
+
+class SELU(HybridBlock):
+    """Scaled ELU with the self-normalising constants."""
+
+    def hybrid_forward(self, F, x):
+        return F.LeakyReLU(x, act_type="selu", name="fwd")
+
+
+class GELU(HybridBlock):
+    """``x * Phi(x)`` with Phi the standard normal CDF."""
+
+    def hybrid_forward(self, F, x):
+        # MXNet 1.9.1's LeakyReLU(act_type='gelu') is this exact erf form; ferrograd's op uses the
+        # tanh approximation (off by up to ~4e-4), so the layer composes the exact formula.
+        return 0.5 * x * (1.0 + F.erf(x * (1.0 / math.sqrt(2.0))))
+
+
+class Swish(HybridBlock):
+    """``x * sigmoid(beta * x)``."""
+
+    def __init__(self, beta=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self._beta = beta
+
+    def hybrid_forward(self, F, x):
+        return x * F.sigmoid(self._beta * x, name="fwd")
