@@ -133,7 +133,7 @@ def test_bad_input_errors():
     layer.initialize()
     with pytest.raises(mx.MXNetError, match="FullyConnected"):
         layer(mx.nd.ones((1, 4)))
-    with pytest.raises(TypeError, match="expected NDArray or Symbol"):
+    with pytest.raises(TypeError, match="at least one NDArray or Symbol"):
         layer([1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="Children of HybridBlock must also be HybridBlock"):
         nn.HybridSequential().add(nn.Sequential())
@@ -238,3 +238,40 @@ def test_block_cast_changes_parameter_dtypes():
     assert net[0].weight.data().dtype == np.float64
     out = net(mx.nd.ones((1, 3), dtype="float64"))
     assert out.dtype == np.float64
+
+
+class OptionalInput(gluon.HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.dense = nn.Dense(2, use_bias=False, weight_initializer=mx.init.One())
+
+    def hybrid_forward(self, F, a, b=None):
+        total = self.dense(a[0] + a[1]) if isinstance(a, list) else self.dense(a)
+        return total if b is None else total * b
+
+
+def test_hybrid_forward_accepts_none_and_lists_with_deferred_init():
+    block = OptionalInput()
+    block.initialize()
+    x = mx.nd.array([[1.0, 2.0, 3.0]])
+    np.testing.assert_array_equal(block(x, None).asnumpy(), [[6.0, 6.0]])
+    assert block.dense.weight.shape == (2, 3)
+    two = OptionalInput()
+    two.initialize()
+    np.testing.assert_array_equal(two([x, x], mx.nd.array([[1.0, 0.5]])).asnumpy(), [[12.0, 6.0]])
+    with pytest.raises(TypeError, match="NoneType"):
+        block(None)
+
+
+def test_shared_params_merge_shapes_and_initializers():
+    shared = gluon.ParameterDict("net_")
+    first = shared.get("w", shape=(5, 5), init=mx.init.Constant(-1.0))
+    assert shared.get("w", shape=(5, 0), init=mx.init.Constant(-1.0)) is first
+    assert first.shape == (5, 5)
+    with pytest.raises(mx.MXNetError, match=r"incompatible with the stored shape \(5, 5\)"):
+        shared.get("w", shape=(4, 0))
+    with pytest.raises(mx.MXNetError, match="attribute 'init'"):
+        shared.get("w", init=mx.init.Constant(2.0))
+    with pytest.raises(AssertionError, match="stype for Parameter 'p'"):
+        gluon.Parameter("p", stype="dense")

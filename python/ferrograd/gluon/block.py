@@ -73,6 +73,17 @@ class _BlockScope:
         _BlockScope._current.value = self._previous
 
 
+def _flatten(values):
+    """The leaves of nested lists/tuples."""
+    out = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            out.extend(_flatten(v))
+        else:
+            out.append(v)
+    return out
+
+
 def _indent(text, spaces):
     lines = text.split("\n")
     return "\n".join([lines[0]] + [" " * spaces + line for line in lines[1:]])
@@ -236,9 +247,20 @@ class HybridBlock(Block):
 
     def _infer_deferred_shapes(self, *args):
         """Trace ``hybrid_forward`` symbolically and copy inferred shapes into parameters."""
-        inputs = [sym.var(f"data{i}") for i in range(len(args))]
-        out = self._symbolic_forward(*inputs)
-        known = {v.name: a.shape for v, a in zip(inputs, args, strict=True)}
+        known = {}
+
+        def to_symbol(value):
+            if isinstance(value, nd.NDArray):
+                var = sym.var(f"data{len(known)}")
+                known[var.name] = value.shape
+                return var
+            if isinstance(value, (list, tuple)):
+                return type(value)(to_symbol(v) for v in value)
+            return value
+
+        out = self._symbolic_forward(*[to_symbol(a) for a in args])
+        if isinstance(out, (list, tuple)):
+            out = sym.Group([o for o in _flatten(out) if isinstance(o, sym.Symbol)])
         arg_shapes, _, aux_shapes = out.infer_shape_partial(**known)
         inferred = dict(zip(out.list_arguments(), arg_shapes, strict=True))
         inferred.update(zip(out.list_auxiliary_states(), aux_shapes, strict=True))
@@ -252,12 +274,15 @@ class HybridBlock(Block):
             return self.hybrid_forward(sym, x, *args, **params)
 
     def forward(self, x, *args):
-        if isinstance(x, sym.Symbol):
+        leaves = _flatten([x, *args])
+        if any(isinstance(v, sym.Symbol) for v in leaves):
             return self._symbolic_forward(x, *args)
-        if not isinstance(x, nd.NDArray):
-            raise TypeError(f"{type(self).__name__}.forward: expected NDArray or Symbol input, "
-                            f"got {type(x).__name__}")
-        ctx = x.context
+        arrays = [v for v in leaves if isinstance(v, nd.NDArray)]
+        if not arrays:
+            raise TypeError(f"{type(self).__name__}.forward: in a HybridBlock there must be at "
+                            "least one NDArray or Symbol among the inputs, got "
+                            f"{[type(v).__name__ for v in leaves]}")
+        ctx = arrays[0].context
         try:
             params = {key: p.data(ctx) for key, p in self._reg_params.items()}
         except DeferredInitializationError:

@@ -61,6 +61,10 @@ class Parameter:
         self.init = init
         self.allow_deferred_init = allow_deferred_init
         self._differentiable = differentiable
+        for what, value in (("stype", stype), ("grad_stype", grad_stype)):
+            if value not in ("default", "row_sparse", "csr"):
+                raise ParameterShapeError(f"{what} for Parameter '{name}' must be one of "
+                                          f"'default', 'row_sparse', or 'csr', but got '{value}'")
         self._stype = stype
         self._grad_stype = grad_stype
         self._data = None
@@ -315,6 +319,22 @@ class Constant(Parameter):
         self._grad_req = "null"
 
 
+def _merge_shapes(name, have, want):
+    """Known dims of either shape win over 0 (unknown); known dims must agree."""
+    want = (want,) if isinstance(want, int) else tuple(want)
+    if len(have) != len(want) or any(h and w and h != w for h, w in zip(have, want, strict=False)):
+        raise ParameterShapeError(f"Parameter '{name}': desired shape {want} is incompatible "
+                                  f"with the stored shape {have}")
+    return tuple(h or w for h, w in zip(have, want, strict=True))
+
+
+def _same_initializer(a, b):
+    try:
+        return _init.create(a).dumps() == _init.create(b).dumps()
+    except (TypeError, ValueError):
+        return False
+
+
 class ParameterDict:
     """An ordered name -> Parameter map whose ``get`` adds ``prefix`` and creates on demand;
     ``shared`` is another dict to take existing parameters from (weight sharing)."""
@@ -377,9 +397,11 @@ class ParameterDict:
                 setattr(param, key, want)
                 continue
             if key == "shape" and want is not None:
-                param.shape = want  # checks compatibility, fills unknown dims
+                param.shape = _merge_shapes(full, have, want)
                 continue
             if key == "dtype" and np.dtype(want) == np.dtype(have):
+                continue
+            if key == "init" and _same_initializer(want, have):
                 continue
             if want is not None and want != have:
                 raise MXNetError(f"Cannot retrieve Parameter '{full}' because desired attribute "
