@@ -2,6 +2,7 @@
 deferred init, hooks, thread-local scopes and bad input."""
 
 import threading
+import warnings
 
 import ferrograd as mx
 import numpy as np
@@ -275,3 +276,26 @@ def test_shared_params_merge_shapes_and_initializers():
         shared.get("w", init=mx.init.Constant(2.0))
     with pytest.raises(AssertionError, match="stype for Parameter 'p'"):
         gluon.Parameter("p", stype="dense")
+
+
+def test_warnings_for_unregistered_containers_and_all_hybrid_sequential():
+    class ListHolder(gluon.Block):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.layers = [nn.Dense(2), nn.Dense(3)]
+                self.table = {"a": "4", "b": 123}
+
+    with pytest.warns(UserWarning, match='"layers" is an unregistered container with Blocks'):
+        params = ListHolder().collect_params()
+    assert len(params) == 0
+    seq = nn.Sequential()
+    seq.add(nn.Dense(2))
+    with pytest.warns(UserWarning, match="Consider using HybridSequential"):
+        seq.hybridize()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mixed = nn.Sequential()
+        mixed.add(nn.Dense(2), nn.Lambda("tanh"))
+        mixed.hybridize()
+        mixed.collect_params()

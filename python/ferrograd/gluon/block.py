@@ -10,6 +10,7 @@ The symbolic path (``F = mx.sym``) already works for tracing and is used to infe
 """
 
 import threading
+import warnings
 from collections import OrderedDict
 
 from .. import initializer as _init
@@ -172,11 +173,33 @@ class Block:
     def collect_params(self, select=None):
         """This block's and all descendants' parameters, optionally only names matching the
         regular expression ``select`` (e.g. ``'.*weight|.*bias'``)."""
+        self._warn_unregistered_containers()
         out = ParameterDict(self._params.prefix)
         out.update(self.params._select(select))
         for child in self._children.values():
             out.update(child.collect_params(select=select))
         return out
+
+    def _warn_unregistered_containers(self):
+        """Blocks kept in a plain list/tuple/dict attribute are not children: say so."""
+        registered = {id(c) for c in self._children.values()}
+
+        def holds_unregistered(value):
+            if isinstance(value, Block):
+                return id(value) not in registered
+            if isinstance(value, dict):
+                value = list(value.values())
+            if isinstance(value, (list, tuple)):
+                return any(holds_unregistered(v) for v in value)
+            return False
+
+        for name, value in self.__dict__.items():
+            if isinstance(value, (list, tuple, dict)) and holds_unregistered(value):
+                warnings.warn(f'"{name}" is an unregistered container with Blocks. Note that '
+                              "Blocks inside the list, tuple or dict will not be registered "
+                              "automatically. Make sure to register them using register_child() "
+                              "or switching to nn.Sequential/nn.HybridSequential instead.",
+                              stacklevel=3)
 
     def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False):
         """Initialise all parameters (see ``ParameterDict.initialize``)."""

@@ -1,5 +1,7 @@
 """Containers and basic layers of ``gluon.nn``: Sequential, Dense, Dropout, Flatten, Lambda, ..."""
 
+import warnings
+
 from ... import ndarray as nd
 from ...base import MXNetError
 from ..block import Block, HybridBlock, _indent
@@ -40,6 +42,14 @@ class Sequential(_SequentialMixin, Block):
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
+
+    def hybridize(self, active=True, **kwargs):
+        """As Block.hybridize; warns when every child could live in a HybridSequential."""
+        if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
+            warnings.warn(f"All children of this Sequential layer '{self.prefix}' are "
+                          "HybridBlocks. Consider using HybridSequential for the best "
+                          "performance.", stacklevel=2)
+        super().hybridize(active, **kwargs)
 
     def forward(self, x, *args):
         for block in self._children.values():
