@@ -134,7 +134,7 @@ def test_bad_input_errors():
     layer.initialize()
     with pytest.raises(mx.MXNetError, match="FullyConnected"):
         layer(mx.nd.ones((1, 4)))
-    with pytest.raises(TypeError, match="at least one NDArray or Symbol"):
+    with pytest.raises(ValueError, match="at least one NDArray or Symbol"):
         layer([1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="Children of HybridBlock must also be HybridBlock"):
         nn.HybridSequential().add(nn.Sequential())
@@ -261,8 +261,15 @@ def test_hybrid_forward_accepts_none_and_lists_with_deferred_init():
     two = OptionalInput()
     two.initialize()
     np.testing.assert_array_equal(two([x, x], mx.nd.array([[1.0, 0.5]])).asnumpy(), [[12.0, 6.0]])
-    with pytest.raises(TypeError, match="NoneType"):
+    with pytest.raises(ValueError, match="NoneType"):
         block(None)
+    # eager blocks take scalars like a plain Block; hybridized ones only arrays
+    np.testing.assert_array_equal(block(x, 2.0).asnumpy(), [[12.0, 12.0]])
+    block.hybridize()
+    with pytest.raises(ValueError, match="only NDArray"):
+        block(x, 2.0)
+    with pytest.raises(ValueError, match="cannot mix NDArrays and Symbols"):
+        block(x, mx.sym.var("b"))
 
 
 def test_shared_params_merge_shapes_and_initializers():

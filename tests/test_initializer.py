@@ -166,3 +166,10 @@ def test_gluon_uses_mixed_free_initializers_through_parameters():
     p = mx.gluon.Parameter("lstm_i2h_bias", shape=(8,), init=mx.init.LSTMBias(1.5))
     p.initialize()
     np.testing.assert_array_equal(p.data().asnumpy()[2:4], [1.5, 1.5])
+
+
+def test_initializers_compare_by_kind_and_arguments():
+    assert mx.init.Constant(-10.0) == mx.init.Constant(-10.0)
+    assert mx.init.Constant(-10.0) != mx.init.Constant(1.0)
+    assert mx.init.Xavier() != mx.init.Uniform()
+    assert len({mx.init.Normal(0.1), mx.init.Normal(0.1)}) == 1

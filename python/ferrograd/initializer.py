@@ -99,6 +99,14 @@ class Initializer:
     def __repr__(self):
         return self.dumps()
 
+    def __eq__(self, other):
+        if not isinstance(other, Initializer):
+            return NotImplemented
+        return type(self) is type(other) and self.dumps() == other.dumps()
+
+    def __hash__(self):
+        return hash(self.dumps())
+
     def __call__(self, desc, arr):
         if not isinstance(desc, InitDesc):
             desc = InitDesc(str(desc))

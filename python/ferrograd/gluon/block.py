@@ -299,12 +299,20 @@ class HybridBlock(Block):
     def forward(self, x, *args):
         leaves = _flatten([x, *args])
         if any(isinstance(v, sym.Symbol) for v in leaves):
+            if any(isinstance(v, nd.NDArray) for v in leaves):
+                raise ValueError(f"{type(self).__name__}: in a HybridBlock the inputs cannot mix "
+                                 "NDArrays and Symbols")
             return self._symbolic_forward(x, *args)
         arrays = [v for v in leaves if isinstance(v, nd.NDArray)]
         if not arrays:
-            raise TypeError(f"{type(self).__name__}.forward: in a HybridBlock there must be at "
-                            "least one NDArray or Symbol among the inputs, got "
-                            f"{[type(v).__name__ for v in leaves]}")
+            raise ValueError(f"{type(self).__name__}.forward: in a HybridBlock there must be at "
+                             "least one NDArray or Symbol among the inputs, got "
+                             f"{[type(v).__name__ for v in leaves]}")
+        if self._active and len(arrays) + leaves.count(None) != len(leaves):
+            # A compiled graph can only take arrays; keep that contract while running eagerly.
+            raise ValueError(f"{type(self).__name__}: a hybridized block takes only NDArray (or "
+                             "None) inputs, got "
+                             f"{[type(v).__name__ for v in leaves]}")
         ctx = arrays[0].context
         try:
             params = {key: p.data(ctx) for key, p in self._reg_params.items()}
