@@ -68,3 +68,6 @@ def minimum(left, right):
 def hypot(left, right):
     """Elementwise ``sqrt(left**2 + right**2)`` (either may be a number)."""
     return _pair("hypot", left, right)
+
+
+from . import _internal  # noqa: E402, F401 - mx.sym._internal; needs _OPS
