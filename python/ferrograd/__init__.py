@@ -21,6 +21,7 @@ from . import numpy as np
 from . import numpy_extension as npx
 from . import symbol as sym
 from ._ferrograd import build_info
+from .attribute import AttrScope  # noqa: F401 - mx.AttrScope
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .ndarray import random

@@ -13,6 +13,7 @@ import numpy as _np
 from .. import _ferrograd
 from .._ferrograd import NDArray
 from ..base import DTypeError, MXNetError, ShapeError, ValueError_
+from ..cached_op import CachedOp  # noqa: F401 - mx.nd.CachedOp
 from ..context import Context, _check_context, current_context
 from . import _fluent, random
 from ._interop import from_dlpack, from_numpy, to_dlpack_for_read

@@ -11,6 +11,7 @@ from ferrograd.base import DTypeError as DTypeError
 from ferrograd.base import MXNetError as MXNetError
 from ferrograd.base import ShapeError as ShapeError
 from ferrograd.base import ValueError_ as ValueError_
+from ferrograd.cached_op import CachedOp as CachedOp
 from ferrograd.context import Context as Context
 
 def Activation(

@@ -261,6 +261,13 @@ impl Op for Pick {
         }
         v
     }
+    fn infer_partial(
+        &self,
+        ins: &mut [super::partial::PartialShape],
+        outs: &mut [super::partial::PartialShape],
+    ) -> Result<()> {
+        super::partial::pick(self.axis, self.keepdims, ins, outs)
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let (_, _, out) = self.plan(&inputs[0].shape, &inputs[1].shape)?;
         Ok(vec![Meta::new(&out, inputs[0].dtype)])
