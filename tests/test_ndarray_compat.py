@@ -281,3 +281,57 @@ def test_broadcast_like_rejects_empty_axes():
         mx.nd.broadcast_like(lhs, rhs, lhs_axes=(), rhs_axes=())
     got = mx.nd.broadcast_like(lhs, rhs, lhs_axes=(0,), rhs_axes=(0,))
     np.testing.assert_array_equal(got.asnumpy(), np.ones((4, 3)))
+
+
+def test_assigning_a_recorded_value_raises_mxnet_message():
+    x = mx.nd.zeros((2, 3))
+    y = mx.nd.ones((3,))
+    y.attach_grad()
+    with pytest.raises(MXNetError, match=r"Inplace operations \(\+=, -=, x\[:\]=, etc\) are not "
+                                          "supported when recording with autograd"):
+        with mx.autograd.record():
+            x[0] = y
+
+
+def test_shape_and_size_arrays():
+    x = mx.nd.zeros((2, 5, 3))
+    for got in (mx.nd.shape_array(x), x.shape_array()):
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got.asnumpy(), [2, 5, 3])
+    np.testing.assert_array_equal(x.size_array().asnumpy(), [30])
+
+
+def test_reshape_like_whole_and_partial():
+    x = mx.nd.array(_arange(2, 6))
+    np.testing.assert_array_equal(mx.nd.reshape_like(x, mx.nd.ones((3, 4))).asnumpy(),
+                                  _arange(2, 6).reshape(3, 4))
+    y = x.reshape_like(mx.nd.ones((9, 2, 3)), lhs_begin=1, lhs_end=2, rhs_begin=1, rhs_end=3)
+    assert y.shape == (2, 2, 3)
+    with pytest.raises(mx.base.ShapeError, match="reshape_like"):
+        mx.nd.reshape_like(x, mx.nd.ones((5,)))
+
+
+def test_reshape_like_gradient_flows():
+    x = mx.nd.array(_arange(2, 3))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.reshape_like(x, mx.nd.ones((3, 2))) * 3
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.full((2, 3), 3.0))
+
+
+@pytest.mark.parametrize("spec", [3, (1, 3, 5), (2,)])
+def test_split_v2_matches_numpy_split(spec):
+    x = _arange(2, 6)
+    got = mx.nd.split_v2(mx.nd.array(x), spec, axis=1)
+    for g, w in zip(got, np.split(x, spec, axis=1), strict=True):
+        np.testing.assert_array_equal(g.asnumpy(), w)
+    with pytest.raises(ValueError, match="split_v2"):
+        mx.nd.split_v2(mx.nd.array(x), 4, axis=1)
+
+
+def test_split_v2_squeeze_axis_and_single_piece():
+    x = mx.nd.array(_arange(3, 2))
+    parts = x.split_v2(3, axis=0, squeeze_axis=True)
+    assert [p.shape for p in parts] == [(2,)] * 3
+    assert mx.nd.split_v2(x, 1).shape == (3, 2)

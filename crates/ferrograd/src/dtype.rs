@@ -48,9 +48,11 @@ impl DType {
             "float16" | "f2" | "e" | "half" => DType::F16,
             "float32" | "f4" | "f" | "float" => DType::F32,
             "float64" | "f8" | "d" | "double" => DType::F64,
-            _ => return Err(Error::DType(format!(
+            _ => {
+                return Err(Error::DType(format!(
                 "unsupported dtype '{s}': expected one of float32, float64, float16, int32, int64, int8, uint8, bool"
-            ))),
+            )))
+            }
         })
     }
 

@@ -29,6 +29,10 @@ from .ndarray import (  # noqa: E402
     fill_element_0index,
     moveaxis,
     onehot_encode,
+    reshape_like,
+    shape_array,
+    size_array,
+    split_v2,
 )
 
 _methods.attach(NDArray)
@@ -294,5 +298,6 @@ __all__ = ["NDArray", "Context", "current_context", "array", "zeros", "ones", "f
            "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum",
            "minimum", "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"]
 __all__ += ["from_numpy", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write",
-            "argmax_channel", "concatenate", "moveaxis", "onehot_encode", "fill_element_0index",
+            "argmax_channel", "shape_array", "size_array", "reshape_like", "split_v2",
+            "concatenate", "moveaxis", "onehot_encode", "fill_element_0index",
             "contrib"]

@@ -86,6 +86,70 @@ def argmax_channel(data, out=None, name=None):
     return _ops()["argmax"](data, axis=1, out=out)
 
 
+def shape_array(data, out=None, name=None):
+    """The shape of ``data`` as a 1-D int64 array."""
+    return _fill_out(out, NDArray_from(list(data.shape)))
+
+
+def size_array(data, out=None, name=None):
+    """The number of elements of ``data`` as a 1-element int64 array."""
+    return _fill_out(out, NDArray_from([data.size]))
+
+
+def NDArray_from(values):  # noqa: N802 - reads as a constructor
+    from . import array
+    return array(_np.array(values, dtype=_np.int64), dtype="int64")
+
+
+def _fill_out(out, res):
+    if out is None:
+        return res
+    out[:] = res
+    return out
+
+
+def reshape_like(lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None,
+                 out=None, name=None):
+    """``lhs`` reshaped to ``rhs``'s shape; with the begin/end parameters, only
+    ``lhs.shape[lhs_begin:lhs_end]`` is replaced by ``rhs.shape[rhs_begin:rhs_end]``."""
+    def span(n, begin, end):
+        begin = 0 if begin is None else (begin + n if begin < 0 else begin)
+        end = n if end is None else (end + n if end < 0 else end)
+        return begin, end
+    lb, le = span(lhs.ndim, lhs_begin, lhs_end)
+    rb, re = span(rhs.ndim, rhs_begin, rhs_end)
+    shape = lhs.shape[:lb] + rhs.shape[rb:re] + lhs.shape[le:]
+    if int(_np.prod(shape)) != lhs.size:
+        raise ShapeError(f"reshape_like: cannot reshape lhs of shape {lhs.shape} to {shape} "
+                         f"(from rhs shape {rhs.shape})")
+    return _fill_out(out, _ops()["reshape"](lhs, shape=shape))
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Splits ``ary`` along ``axis`` into equal sections (an int, which must divide the axis) or
+    at the given indices (a tuple, as ``numpy.split``); a list of arrays, or one array when there
+    is only one piece."""
+    ax = _normalize_axes(axis, ary.ndim, "split_v2", "axis")[0]
+    n = ary.shape[ax]
+    if isinstance(indices_or_sections, (int, _np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0 or n % k:
+            raise ValueError_(f"split_v2: {k} sections do not divide axis {axis} of size {n} "
+                              "equally")
+        bounds = [i * (n // k) for i in range(k + 1)]
+    else:
+        bounds = [0, *[int(i) for i in indices_or_sections], n]
+        if any(a > b for a, b in zip(bounds, bounds[1:], strict=False)):
+            raise ValueError_(f"split_v2: indices {tuple(indices_or_sections)} must be "
+                              f"increasing and within axis {axis} of size {n}")
+    slice_axis, squeeze = _ops()["slice_axis"], _ops()["squeeze"]
+    parts = []
+    for b, e in zip(bounds, bounds[1:], strict=False):
+        p = slice_axis(ary, axis=ax, begin=b, end=e)
+        parts.append(squeeze(p, axis=ax) if squeeze_axis else p)
+    return parts[0] if len(parts) == 1 else parts
+
+
 def onehot_encode(indices, out):
     """Writes the one-hot rows of the 1-D ``indices`` into the 2-D ``out`` and returns ``out``
     (deprecated in MXNet; use ``nd.one_hot``)."""
@@ -115,6 +179,7 @@ def fill_element_0index(lhs, mhs, rhs, out=None):
     return res
 
 
-__all__ = ["NDArray", "argmax_channel", "concatenate", "moveaxis", "onehot_encode",
+__all__ = ["NDArray", "argmax_channel", "shape_array", "size_array", "reshape_like", "split_v2",
+           "concatenate", "moveaxis", "onehot_encode",
            "fill_element_0index", "from_numpy", "from_dlpack", "to_dlpack_for_read",
            "to_dlpack_for_write", "py_slice"]
