@@ -23,6 +23,7 @@ _fluent.attach(NDArray)
 
 # These use the ops above.
 from . import _internal, _methods, contrib, ndarray  # noqa: E402, F401
+from ._cached_op import CachedOp  # noqa: E402
 from .ndarray import (  # noqa: E402
     argmax_channel,
     concatenate,
@@ -299,5 +300,5 @@ __all__ = ["NDArray", "Context", "current_context", "array", "zeros", "ones", "f
            "minimum", "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"]
 __all__ += ["from_numpy", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write",
             "argmax_channel", "shape_array", "size_array", "reshape_like", "split_v2",
-            "concatenate", "moveaxis", "onehot_encode", "fill_element_0index",
+            "concatenate", "moveaxis", "onehot_encode", "fill_element_0index", "CachedOp",
             "contrib"]

@@ -14,6 +14,7 @@ from ferrograd.base import MXNetError as MXNetError
 from ferrograd.base import ShapeError as ShapeError
 from ferrograd.base import ValueError_ as ValueError_
 from ferrograd.context import Context as Context
+from ferrograd.ndarray._cached_op import CachedOp as CachedOp
 
 def Activation(
     data: NDArray, act_type: Literal['relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'], *,
