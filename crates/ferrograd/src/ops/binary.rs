@@ -195,7 +195,7 @@ macro_rules! num_int {
         }
     )*};
 }
-num_int!(i32, i64, u8);
+num_int!(i32, i64, u8, i8);
 
 macro_rules! num_via_f64 {
     ($t:ty) => {

@@ -369,9 +369,8 @@ impl Op for Cast {
         outputs[0].write_from(&inputs[0])?;
         Ok(())
     }
-    fn differentiable(&self) -> bool {
-        self.dtype.is_float()
-    }
+    // Casting to an integer type still passes the gradient through to a float input (as in
+    // MXNet, where `x.astype('int32')` is recorded and backward gives ones).
     fn saves(&self) -> Saves {
         Saves::Inputs
     }
