@@ -7,6 +7,7 @@ from . import (
            context,
            executor,
            gradient_check,
+           model,
            name,
            ndarray,
            symbol,
@@ -27,3 +28,4 @@ __all__ = ["autograd", "gradient_check", "test_utils", "nd", "ndarray", "base", 
            "random", "Context", "cpu", "cpu_pinned", "gpu", "num_gpus", "current_context",
            "MXNetError", "build_info"]
 __all__ += ["np", "npx", "symbol", "sym", "executor", "name", "attribute"]
+__all__ += ["model"]

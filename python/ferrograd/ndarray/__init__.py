@@ -16,6 +16,7 @@ from ..base import DTypeError, MXNetError, ShapeError, ValueError_
 from ..context import Context, _check_context, current_context
 from . import _fluent, random
 from ._interop import from_dlpack, from_numpy, to_dlpack_for_read
+from ._io import load, load_frombuffer, save
 from ._registry import make_ops
 
 globals().update({k: v for k, v in make_ops().items() if k.isidentifier()})
@@ -268,3 +269,4 @@ __all__ = ["NDArray", "Context", "current_context", "array", "zeros", "ones", "f
            "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum",
            "minimum", "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"]
 __all__ += ["from_numpy", "from_dlpack", "to_dlpack_for_read"]
+__all__ += ["save", "load", "load_frombuffer"]
