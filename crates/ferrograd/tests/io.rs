@@ -168,6 +168,19 @@ fn every_truncation_is_an_error_with_the_offset() {
             assert!(offset <= n, "{name}[..{n}]: offset {offset} is past the end: {msg}");
         }
     }
+    // The same through files, which are decoded as they are read.
+    let bytes = file_bytes("dict.nd");
+    let path = std::env::temp_dir().join(format!("ferrograd-io-cut-{}.nd", std::process::id()));
+    for n in 0..bytes.len() {
+        std::fs::write(&path, &bytes[..n]).unwrap();
+        match io::load(&path) {
+            Err(Error::Runtime(msg)) => {
+                assert!(msg.contains("ferrograd-io-cut") && msg.contains("byte offset"), "{msg}")
+            }
+            other => panic!("dict.nd[..{n}] from a file: {:?}", other.err()),
+        }
+    }
+    std::fs::remove_file(&path).ok();
 }
 
 #[test]

@@ -67,17 +67,24 @@ pub fn save(path: impl AsRef<Path>, data: &Arrays) -> Result<()> {
         .map_err(|e| Error::Runtime(format!("nd.save: cannot write '{}': {e}", path.display())))
 }
 
-/// Reads the NDArray file `path`.
+/// Reads the NDArray file `path`, decoding as it reads (the file's bytes are not held in memory).
 pub fn load(path: impl AsRef<Path>) -> Result<Arrays> {
     let path = path.as_ref();
-    let bytes =
-        std::fs::read(path).map_err(|e| Error::Runtime(format!("nd.load: cannot read '{}': {e}", path.display())))?;
-    from_bytes(&bytes, &format!("file '{}'", path.display()))
+    let cannot = |e: std::io::Error| Error::Runtime(format!("nd.load: cannot read '{}': {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let len = file.metadata().map_err(cannot)?.len();
+    let len =
+        usize::try_from(len).map_err(|_| Error::Runtime(format!("nd.load: '{}' is too large", path.display())))?;
+    let source = format!("file '{}'", path.display());
+    decode(Reader::from_file(file, len, &source), &source)
 }
 
 /// Decodes an NDArray file held in memory; `source` names it in errors (`"file 'x.params'"`).
 pub fn from_bytes(bytes: &[u8], source: &str) -> Result<Arrays> {
-    let mut r = Reader::new(bytes, source);
+    decode(Reader::new(bytes, source), source)
+}
+
+fn decode(mut r: Reader<'_>, source: &str) -> Result<Arrays> {
     let magic = r.u64("the file header")?;
     if magic != writer::FILE_MAGIC {
         return Err(r.corrupt(0, format!("not an MXNet NDArray file (header {magic:#x}, expected 0x112)")));
@@ -95,7 +102,7 @@ pub fn from_bytes(bytes: &[u8], source: &str) -> Result<Arrays> {
         let at = r.pos();
         let len = r.count(&format!("the length of key #{i}"), 1)?;
         let text = r.take(len, "a key")?;
-        let key = std::str::from_utf8(text).map_err(|_| r.corrupt(at, format!("key #{i} is not UTF-8")))?;
+        let key = std::str::from_utf8(&text).map_err(|_| r.corrupt(at, format!("key #{i} is not UTF-8")))?;
         keys.push(key.to_owned());
     }
     if keys.is_empty() {

@@ -1,7 +1,9 @@
 //! Decoding MXNet's NDArray records: every read is bounded by the bytes that remain, so a corrupt
 //! length field is an error at its offset, never a huge allocation.
 
+use std::borrow::Cow;
 use std::fmt::Display;
+use std::io::{BufReader, Read};
 
 use super::codec::{self, CodeType, LeBytes};
 use super::sparse;
@@ -32,16 +34,33 @@ impl Version {
     }
 }
 
+/// Where the bytes come from: memory, or a file read as it is decoded (so a large file's bytes
+/// are not held twice).
+enum Src<'a> {
+    Bytes(&'a [u8]),
+    File(BufReader<std::fs::File>),
+}
+
+/// Bytes per read when decoding elements from a file: large enough to amortise the call, small
+/// enough to stay in cache.
+const CHUNK: usize = 1 << 18;
+
 /// A cursor over the bytes of a file or buffer, named in its errors.
 pub(crate) struct Reader<'a> {
-    bytes: &'a [u8],
+    src: Src<'a>,
+    len: usize,
     pos: usize,
     source: &'a str,
 }
 
 impl<'a> Reader<'a> {
     pub(crate) fn new(bytes: &'a [u8], source: &'a str) -> Self {
-        Reader { bytes, pos: 0, source }
+        Reader { src: Src::Bytes(bytes), len: bytes.len(), pos: 0, source }
+    }
+
+    /// Reads `file`, of `len` bytes.
+    pub(crate) fn from_file(file: std::fs::File, len: usize, source: &'a str) -> Self {
+        Reader { src: Src::File(BufReader::with_capacity(CHUNK, file)), len, pos: 0, source }
     }
 
     pub(crate) fn pos(&self) -> usize {
@@ -49,7 +68,7 @@ impl<'a> Reader<'a> {
     }
 
     pub(crate) fn remaining(&self) -> usize {
-        self.bytes.len() - self.pos
+        self.len - self.pos
     }
 
     /// An error for malformed content at byte offset `at`.
@@ -57,26 +76,82 @@ impl<'a> Reader<'a> {
         Error::Runtime(format!("nd.load: {} is truncated or corrupt at byte offset {at}: {what}", self.source))
     }
 
-    /// The next `n` bytes (`what` names them in the error when fewer remain).
-    pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+    /// Checks that `n` more bytes exist (`what` names them in the error) and claims them.
+    fn claim(&mut self, n: usize, what: &str) -> Result<usize> {
         if n > self.remaining() {
             return Err(self.corrupt(self.pos, format!("{what} needs {n} bytes, {} remain", self.remaining())));
         }
-        let s = &self.bytes[self.pos..self.pos + n];
+        let at = self.pos;
         self.pos += n;
-        Ok(s)
+        Ok(at)
+    }
+
+    /// Fills `buf` with the bytes at offset `at` (already claimed).
+    fn fill(&mut self, at: usize, buf: &mut [u8]) -> Result<()> {
+        match &mut self.src {
+            Src::Bytes(b) => buf.copy_from_slice(&b[at..at + buf.len()]),
+            Src::File(f) => f.read_exact(buf).map_err(|e| {
+                Error::Runtime(format!("nd.load: cannot read {} at byte offset {at}: {e}", self.source))
+            })?,
+        }
+        Ok(())
+    }
+
+    /// The next `n` bytes.
+    pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<Cow<'a, [u8]>> {
+        let at = self.claim(n, what)?;
+        match &self.src {
+            Src::Bytes(b) => Ok(Cow::Borrowed(&b[at..at + n])),
+            Src::File(_) => {
+                let mut v = vec![0u8; n]; // bounded by the file's length (claim)
+                self.fill(at, &mut v)?;
+                Ok(Cow::Owned(v))
+            }
+        }
+    }
+
+    /// Passes over the next `n` bytes.
+    pub(crate) fn skip(&mut self, n: usize, what: &str) -> Result<()> {
+        let at = self.claim(n, what)?;
+        if let Src::File(f) = &mut self.src {
+            let copied = std::io::copy(&mut f.by_ref().take(n as u64), &mut std::io::sink());
+            if !matches!(copied, Ok(c) if c == n as u64) {
+                return Err(Error::Runtime(format!("nd.load: cannot read {} at byte offset {at}", self.source)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The next `n` elements of `T`, decoded as they are read.
+    pub(crate) fn elems<T: LeBytes>(&mut self, n: usize, what: &str) -> Result<Vec<T>> {
+        let nbytes = n.checked_mul(T::WIDTH).ok_or_else(|| self.corrupt(self.pos, format!("{what} is too large")))?;
+        let at = self.claim(nbytes, what)?;
+        if let Src::Bytes(b) = &self.src {
+            return Ok(codec::decode(&b[at..at + nbytes]));
+        }
+        let mut out = Vec::with_capacity(n);
+        let mut buf = vec![0u8; CHUNK.min(nbytes)];
+        let per_chunk = buf.len() / T::WIDTH.max(1) * T::WIDTH;
+        let mut done = 0;
+        while done < nbytes {
+            let k = per_chunk.min(nbytes - done);
+            self.fill(at + done, &mut buf[..k])?;
+            out.extend(buf[..k].chunks_exact(T::WIDTH).map(T::read_le));
+            done += k;
+        }
+        Ok(out)
     }
 
     pub(crate) fn u32(&mut self, what: &str) -> Result<u32> {
-        Ok(u32::read_le(self.take(4, what)?))
+        Ok(u32::read_le(&self.take(4, what)?))
     }
 
     pub(crate) fn i32(&mut self, what: &str) -> Result<i32> {
-        Ok(i32::read_le(self.take(4, what)?))
+        Ok(i32::read_le(&self.take(4, what)?))
     }
 
     pub(crate) fn u64(&mut self, what: &str) -> Result<u64> {
-        Ok(u64::read_le(self.take(8, what)?))
+        Ok(u64::read_le(&self.take(8, what)?))
     }
 
     /// A count or length field, as `usize`, no larger than the remaining bytes allow when each
@@ -147,10 +222,9 @@ fn numel(r: &Reader<'_>, at: usize, shape: &[usize]) -> Result<usize> {
         .ok_or_else(|| r.corrupt(at, format!("shape {shape:?} has too many elements")))
 }
 
-/// Reads the `n`-element data block of a record's element type.
-fn data_bytes<'a>(r: &mut Reader<'a>, at: usize, n: usize, width: usize, index: usize) -> Result<&'a [u8]> {
-    let nbytes = n.checked_mul(width).ok_or_else(|| r.corrupt(at, format!("array #{index} is too large")))?;
-    r.take(nbytes, &format!("the data of array #{index}"))
+/// Byte length of an `n`-element block of `width`-byte elements of array `index`.
+fn block_len(r: &Reader<'_>, at: usize, n: usize, width: usize, index: usize) -> Result<usize> {
+    n.checked_mul(width).ok_or_else(|| r.corrupt(at, format!("array #{index} is too large")))
 }
 
 /// Decodes one record (`index` counts records from 0, for messages).
@@ -213,20 +287,29 @@ pub(crate) fn record(r: &mut Reader<'_>, index: usize) -> Result<Record> {
         CodeType::Known(d) => d.size(),
         CodeType::Unsupported(_, w) => w,
     };
-    let data = data_bytes(r, shape_at, n, width, index)?;
-    let mut aux_data = Vec::with_capacity(n_aux);
-    for a in &aux {
-        aux_data.push((data_bytes(r, shape_at, a.len, a.width, index)?, a.width));
-    }
+    let what = format!("the data of array #{index}");
     let dtype = match ty {
         CodeType::Known(d) => d,
-        CodeType::Unsupported(name, _) => return Ok(Record { offset, version, body: Body::Unsupported(name) }),
+        CodeType::Unsupported(name, _) => {
+            let data_len = block_len(r, shape_at, n, width, index)?;
+            r.skip(data_len, &what)?;
+            for a in &aux {
+                r.skip(block_len(r, shape_at, a.len, a.width, index)?, &what)?;
+            }
+            return Ok(Record { offset, version, body: Body::Unsupported(name) });
+        }
     };
     let array = if n_aux == 0 {
-        let buf = with_dtype!(dtype, T => Buffer::from_vec(codec::decode::<T>(data)));
+        let buf = with_dtype!(dtype, T => Buffer::from_vec(r.elems::<T>(n, &what)?));
         NDArray::from_buffer(buf, &shape)?
     } else {
-        let sp = sparse::Sparse { shape: &shape, dtype, data, aux: &aux_data };
+        let data = r.take(block_len(r, shape_at, n, width, index)?, &what)?;
+        let mut aux_data = Vec::with_capacity(n_aux);
+        for a in &aux {
+            aux_data.push((r.take(block_len(r, shape_at, a.len, a.width, index)?, &what)?, a.width));
+        }
+        let aux_refs: Vec<(&[u8], usize)> = aux_data.iter().map(|(b, w)| (&**b, *w)).collect();
+        let sp = sparse::Sparse { shape: &shape, dtype, data: &data, aux: &aux_refs };
         sparse::densify(&sp).map_err(|msg| r.corrupt(offset, format!("sparse array #{index}: {msg}")))?
     };
     Ok(Record { offset, version, body: Body::Array(array) })
