@@ -204,7 +204,7 @@ fn huge_length_fields_fail_without_allocating() {
     let mut count = list_file(&[]);
     count[16..24].copy_from_slice(&(u64::MAX / 2).to_le_bytes());
     assert!(expect_corrupt(&count, "count").contains("byte offset 16"));
-    let mut ndim = list_file(&[rec.clone()]);
+    let mut ndim = list_file(&[rec]);
     ndim[32..36].copy_from_slice(&u32::MAX.to_le_bytes());
     expect_corrupt(&ndim, "ndim");
     let mut keyed = file_bytes("single.nd");

@@ -85,15 +85,16 @@ fn scatter_csr<T: LeBytes>(
     if indptr.len() != n_rows + 1 || indptr[0] != 0 || indptr[n_rows] != nnz as i64 {
         return Err(format!("row pointers {indptr:?} do not describe {n_rows} rows of {nnz} values"));
     }
-    for r in 0..n_rows {
-        let (lo, hi) = (indptr[r], indptr[r + 1]);
+    for (r, bounds) in indptr.windows(2).enumerate() {
+        let (lo, hi) = (bounds[0], bounds[1]);
         if lo > hi || hi > nnz as i64 {
             return Err(format!("row pointers {indptr:?} are not nondecreasing within 0..={nnz}"));
         }
-        for j in lo as usize..hi as usize {
-            let c = usize::try_from(cols[j]).ok().filter(|&c| c < n_cols);
-            let c = c.ok_or_else(|| format!("column index {} is outside 0..{n_cols}", cols[j]))?;
-            dense[r * n_cols + c] = values[j];
+        let (lo, hi) = (lo as usize, hi as usize); // within 0..=nnz: checked above
+        for (&c, &v) in cols[lo..hi].iter().zip(&values[lo..hi]) {
+            let col = usize::try_from(c).ok().filter(|&c| c < n_cols);
+            let col = col.ok_or_else(|| format!("column index {c} is outside 0..{n_cols}"))?;
+            dense[r * n_cols + col] = v;
         }
     }
     Ok(())
