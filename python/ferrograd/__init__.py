@@ -8,6 +8,7 @@ from . import (
            contrib,
            executor,
            gradient_check,
+           model,
            name,
            ndarray,
            operator,
@@ -45,3 +46,4 @@ __all__ += ["np", "npx", "symbol", "sym", "executor", "name", "attribute"]
 __all__ += ["operator"]
 __all__ += ["util", "runtime", "contrib", "np_shape", "use_np_shape", "is_np_shape",
             "set_np_shape", "np_array", "use_np_array", "is_np_array", "use_np"]
+__all__ += ["model"]

@@ -114,6 +114,8 @@ class NDArray:
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
     def __reduce__(self) -> tuple[Any, ...]: ...
+    def __getstate__(self) -> dict[str, bytearray]: ...
+    def __setstate__(self, state: Any) -> None: ...
     def __len__(self) -> int: ...
     def __bool__(self) -> bool: ...
     def __float__(self) -> float: ...
@@ -385,6 +387,18 @@ def _set_np_shape_global(on: bool) -> bool:
 
 def _np_shape() -> bool:
     """Whether NumPy shape semantics are on in the calling thread."""
+
+
+def _nd_save(fname: str, arrays: Sequence[NDArray], keys: Sequence[str] | None = None) -> None:
+    """Writes `arrays` (named by `keys`; a list when `keys` is None) to `fname`, MXNet's format."""
+
+
+def _nd_load(fname: str) -> tuple[list[NDArray], list[str] | None]:
+    """Reads an MXNet NDArray file: (arrays, keys or None)."""
+
+
+def _nd_load_bytes(buf: bytes) -> tuple[list[NDArray], list[str] | None]:
+    """Decodes an MXNet NDArray file held in `buf`: (arrays, keys or None)."""
 
 
 def build_info() -> dict[str, Any]:

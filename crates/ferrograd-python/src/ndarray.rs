@@ -669,13 +669,21 @@ impl PyNDArray {
         wrap_any(py, arith(py, &self.inner, o, kind, false)?)
     }
 
-    /// Pickling support: (dtype name, shape, bytes).
+    /// Pickling as MXNet: the class, no arguments, and the state below.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        let arr = convert::to_numpy_copy(py, &slf.borrow().inner)?;
-        let f = py.import("ferrograd.ndarray")?.getattr("array")?;
-        let dtype = slf.borrow().inner.dtype().name();
-        (f, (arr, py.None(), dtype)).into_bound_py_any(py)
+        let state = crate::io::getstate(py, &slf.borrow())?;
+        (slf.get_type(), (), state).into_bound_py_any(py)
+    }
+
+    /// MXNet's state: `{'handle': bytearray}` holding the array as one NDArray-file record.
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        crate::io::getstate(py, self)
+    }
+
+    /// Restores a state from `__getstate__` (also MXNet's, of arrays on any device).
+    fn __setstate__(slf: &Bound<'_, Self>, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        crate::io::setstate(slf, state)
     }
 
     // --- Zero-copy interop (all of it, and its `unsafe`, in interop.rs) ---

@@ -17,6 +17,7 @@ from ..cached_op import CachedOp  # noqa: F401 - mx.nd.CachedOp
 from ..context import Context, _check_context, current_context
 from . import _fluent, random
 from ._interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
+from ._io import load, load_frombuffer, save
 from ._registry import make_ops
 
 globals().update({k: v for k, v in make_ops().items() if k.isidentifier()})
@@ -311,3 +312,4 @@ def Custom(*inputs, op_type=None, **kwargs):  # noqa: N802 - MXNet's name
 
 
 __all__ += ["Custom"]
+__all__ += ["save", "load", "load_frombuffer"]
