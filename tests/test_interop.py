@@ -14,8 +14,12 @@ import pytest
 from ferrograd.base import DTypeError, MXNetError
 
 nd = mx.nd
+# The native importer under nd.from_numpy: shares any layout and leaves the source writable.
+# nd.from_numpy adds MXNet's contract on top (C-contiguous only, source made read-only), tested
+# in test_ndarray_compat.py.
+share = mx._ferrograd._from_numpy
 
-DTYPES = [np.float32, np.float64, np.float16, np.int32, np.int64, np.uint8, np.bool_]
+DTYPES = [np.float32, np.float64, np.float16, np.int32, np.int64, np.int8, np.uint8, np.bool_]
 
 
 def sample(dtype, shape=(3, 4)):
@@ -45,6 +49,8 @@ needs_buffer = pytest.mark.skipif(
 def test_from_numpy_shares_memory_both_ways():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     x = nd.from_numpy(a)
+    assert not a.flags.writeable  # locked by from_numpy, as in MXNet; the owner may unlock it
+    a.flags.writeable = True
     assert isinstance(x, nd.NDArray) and x.shape == (2, 3) and x.dtype == np.float32
     a[1, 2] = 50.0  # NumPy write, seen by ferrograd
     assert x.asnumpy()[1, 2] == 50.0
@@ -57,7 +63,7 @@ def test_from_numpy_shares_memory_both_ways():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_from_numpy_dtypes_shared(dtype):
     a = sample(dtype)
-    x = nd.from_numpy(a)
+    x = share(a, True)
     assert x.dtype == dtype
     np.testing.assert_array_equal(x.asnumpy(), a)
     a[0, 0] = 0 if dtype != np.bool_ else True  # visible: memory is shared
@@ -67,14 +73,14 @@ def test_from_numpy_dtypes_shared(dtype):
 def test_from_numpy_strided_sources_are_shared():
     base = np.arange(24, dtype=np.float64).reshape(4, 6)
     for view in (base.T, base[::2, 1::3], base[::-1, ::-2], base[2]):
-        x = nd.from_numpy(view)
+        x = share(view, True)
         np.testing.assert_array_equal(x.asnumpy(), view)
-    t = nd.from_numpy(base.T)
+    t = share(base.T, True)
     base[0, 5] = -3.0
     assert t.asnumpy()[5, 0] == -3.0
     t[1, 2] = 99.0  # written through the transposed layout
     assert base[2, 1] == 99.0
-    rev = nd.from_numpy(base[::-1, ::-2])
+    rev = share(base[::-1, ::-2], True)
     base[3, 5] = 7.5
     assert rev.asnumpy()[0, 0] == 7.5
 
@@ -94,7 +100,7 @@ def test_from_numpy_unrepresentable_sources_are_copied():
     vals = np.arange(5, dtype=np.float32)
     # Byte-swapped.
     swapped = vals.astype(">f4")
-    x = nd.from_numpy(swapped)
+    x = share(swapped, True)
     assert x.dtype == np.float32
     np.testing.assert_array_equal(x.asnumpy(), vals)
     swapped[0] = 42
@@ -104,19 +110,19 @@ def test_from_numpy_unrepresentable_sources_are_copied():
     unaligned = np.frombuffer(raw, dtype=np.float32, count=5, offset=1)
     unaligned[:] = vals
     assert not unaligned.flags.aligned
-    x = nd.from_numpy(unaligned)
+    x = share(unaligned, True)
     np.testing.assert_array_equal(x.asnumpy(), vals)
     unaligned[2] = -1
     assert x.asnumpy()[2] == 2
     # Strides that are not a multiple of the item size.
     rec = np.zeros(4, dtype=[("a", "u1"), ("b", "<i4")])
     rec["b"] = [1, 2, 3, 4]
-    x = nd.from_numpy(rec["b"])
+    x = share(rec["b"], True)
     np.testing.assert_array_equal(x.asnumpy(), [1, 2, 3, 4])
     # Writable, overlapping (stride 0): a copy, so writes cannot fan out.
     src = np.array([3.0, 4.0])
     over = np.lib.stride_tricks.as_strided(src, shape=(3,), strides=(0,))
-    x = nd.from_numpy(over)
+    x = share(over, True)
     np.testing.assert_array_equal(x.asnumpy(), [3, 3, 3])
     src[0] = 9
     np.testing.assert_array_equal(x.asnumpy(), [3, 3, 3])
@@ -125,7 +131,7 @@ def test_from_numpy_unrepresentable_sources_are_copied():
 def test_from_numpy_readonly_broadcast_is_shared():
     src = np.array([1.0, 2.0, 3.0], dtype=np.float32)
     b = np.broadcast_to(src, (2, 3))  # read-only, stride 0
-    x = nd.from_numpy(b)
+    x = share(b, True)
     np.testing.assert_array_equal(x.asnumpy(), [[1, 2, 3], [1, 2, 3]])
     src[1] = 20
     np.testing.assert_array_equal(x.asnumpy(), [[1, 20, 3], [1, 20, 3]])
@@ -173,11 +179,11 @@ def test_from_numpy_keeps_source_alive():
 def test_from_numpy_bad_inputs():
     with pytest.raises(TypeError, match="expected a numpy.ndarray, got list"):
         nd.from_numpy([1, 2, 3])
-    for dt in (np.int8, np.complex64, np.uint16):
+    for dt in (np.int16, np.complex64, np.uint16):
         with pytest.raises(DTypeError, match="not supported"):
             nd.from_numpy(np.zeros(3, dtype=dt))
     with pytest.raises(DTypeError):
-        nd.from_numpy(np.zeros(3, dtype=np.int8), zero_copy=False)
+        nd.from_numpy(np.zeros(3, dtype=np.int16), zero_copy=False)
 
 
 # --- exports: to_numpy / np.asarray / memoryview -------------------------------------------------
@@ -549,9 +555,9 @@ def test_dlpack_torch_roundtrip():
 
 def test_interop_is_constant_time():
     a = np.zeros(100_000_000, dtype=np.float32)  # 400 MB
-    x = nd.from_numpy(a)
+    x = share(a, True)
     calls = [
-        lambda: nd.from_numpy(a),
+        lambda: share(a, True),
         lambda: x.to_numpy(),
         lambda: np.asarray(x),
         lambda: np.from_dlpack(x),

@@ -10,6 +10,7 @@ from . import (
            gluon,
            gradient_check,
            initializer,
+           model,
            name,
            ndarray,
            operator,
@@ -24,6 +25,7 @@ from . import numpy as np
 from . import numpy_extension as npx
 from . import symbol as sym
 from ._ferrograd import build_info
+from .attribute import AttrScope  # noqa: F401 - mx.AttrScope
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .ndarray import random
@@ -47,4 +49,5 @@ __all__ += ["np", "npx", "symbol", "sym", "executor", "name", "attribute"]
 __all__ += ["operator"]
 __all__ += ["util", "runtime", "contrib", "np_shape", "use_np_shape", "is_np_shape",
             "set_np_shape", "np_array", "use_np_array", "is_np_array", "use_np"]
+__all__ += ["model"]
 __all__ += ["gluon", "init", "initializer"]

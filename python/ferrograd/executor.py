@@ -91,6 +91,18 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None):
     return Executor(handle, symbol, ctx, arg_arrays, grad_list, aux_list, reqs)
 
 
+def _shared_or_new(arr, shape, ctx):
+    """``arr``'s memory viewed with ``shape`` when it is no larger (``Executor.reshape``
+    shares memory with its parent), else new zeros."""
+    shape = tuple(shape)
+    if arr.shape == shape:
+        return arr
+    size = int(_np.prod(shape))
+    if size <= arr.size:
+        return arr.reshape((-1,))[:size].reshape(shape)
+    return zeros(shape, ctx, dtype=arr.dtype)
+
+
 def simple_bind(symbol, ctx, grad_req, type_dict, shapes):
     """``Symbol.simple_bind``: infers shapes and types, allocates zeros and binds."""
     if not isinstance(ctx, Context):
@@ -253,19 +265,23 @@ class Executor:
                                  "new executor to not share parameters with the old one. Please "
                                  "check for error in network. If this is intended, set "
                                  "partial_shaping=True to suppress this warning.")
-            size = int(_np.prod(shape))
-            if size > old.size and not allow_up_sizing:
+            if int(_np.prod(shape)) > old.size and not allow_up_sizing:
                 raise MXNetError(f"New shape of arg: {name} is larger than original.First "
                                  "making a big executor and then down sizing it is more "
                                  "efficient than the reverse.If you really want to up size, set "
                                  "allow_up_sizing=True to enable allocation of new arrays.")
-            new_args.append(zeros(shape, self._ctx, dtype=old.dtype))
-            new_grads.append(None if g is None else zeros(shape, self._ctx, dtype=g.dtype))
-        aux = [a if a.shape == s else zeros(s, self._ctx, dtype=a.dtype)
-               for a, s in zip(self.aux_arrays, aux_s, strict=True)]
+            new_args.append(_shared_or_new(old, shape, self._ctx))
+            new_grads.append(None if g is None else _shared_or_new(g, shape, self._ctx))
+        aux = [_shared_or_new(a, s, self._ctx) for a, s in zip(self.aux_arrays, aux_s, strict=True)]
         grad_arg = None if self.grad_arrays is None else new_grads
         exe = bind(self._symbol, self._ctx, new_args, grad_arg, self._grad_req, aux)
         exe._monitor = self._monitor
+        # The smaller executor writes its outputs into the front of its parent's (MXNet shares
+        # the memory); a larger one has outputs of its own.
+        pairs = list(zip(self.outputs, exe.outputs, strict=True))
+        if all(new.size <= old.size and new.dtype == old.dtype for old, new in pairs):
+            exe.handle.share_outputs([_shared_or_new(old, new.shape, self._ctx)
+                                      for old, new in pairs])
         return exe
 
     def debug_str(self):
@@ -276,8 +292,9 @@ class Executor:
         lines = [self._symbol.debug_str(), "Schedule:"]
         for i, (node, op) in enumerate(steps):
             lines.append(f"\t{'forward ' if i < n_fwd else 'backward'} [{i}] {op} ({node})")
-        lines.append(f"Total {planned / 2**20:.3f} MB allocated (unplanned: "
-                     f"{naive / 2**20:.3f} MB)")
+        # MXNet's line (whole megabytes), then the exact figures.
+        lines.append(f"Total {round(planned / 2**20)} MB allocated")
+        lines.append(f"Planned {planned / 2**20:.3f} MB (unplanned: {naive / 2**20:.3f} MB)")
         return "\n".join(lines)
 
     def get_optimized_symbol(self):

@@ -40,6 +40,7 @@ impl_element!(f64, "float64", true);
 impl_element!(i32, "int32", false);
 impl_element!(i64, "int64", false);
 impl_element!(u8, "uint8", false);
+impl_element!(i8, "int8", false);
 
 impl Element for f16 {
     const NAME: &'static str = "float16";

@@ -253,7 +253,7 @@ macro_rules! int_reducers {
         }
     )*};
 }
-int_reducers!(i32, i64, u8);
+int_reducers!(i32, i64, u8, i8);
 
 simd_dispatch! {
     /// Folds a slice in [`LANES`] interleaved lanes, then combines the lanes in a fixed tree.

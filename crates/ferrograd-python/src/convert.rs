@@ -64,6 +64,7 @@ pub fn array_from_py(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<N
         DType::I32 => read_contiguous::<i32>(&arr, &shape),
         DType::I64 => read_contiguous::<i64>(&arr, &shape),
         DType::U8 => read_contiguous::<u8>(&arr, &shape),
+        DType::I8 => read_contiguous::<i8>(&arr, &shape),
         DType::Bool => read_contiguous::<bool>(&arr, &shape),
     }
 }
@@ -84,6 +85,7 @@ pub fn to_numpy_copy<'py>(py: Python<'py>, x: &NDArray) -> PyResult<Bound<'py, P
         DType::I32 => to_numpy_typed::<i32>(py, x),
         DType::I64 => to_numpy_typed::<i64>(py, x),
         DType::U8 => to_numpy_typed::<u8>(py, x),
+        DType::I8 => to_numpy_typed::<i8>(py, x),
         DType::Bool => to_numpy_typed::<bool>(py, x),
     }
 }

@@ -85,6 +85,8 @@ pub fn setitem(slf: &Bound<'_, PyNDArray>, key: &Bound<'_, PyAny>, value: &Bound
         (me.inner.shape().to_vec(), me.inner.dtype())
     };
     let items = parse_key(key)?;
+    // The value as given: its conversion below may be a fresh array without autograd history.
+    let given: Option<NDArray> = value.cast::<PyNDArray>().ok().map(|v| v.borrow().inner.clone());
     let src = if value.is_instance_of::<PyInt>() || value.is_instance_of::<pyo3::types::PyFloat>() {
         NDArray::full(&[], dtype, value.extract::<f64>()?)
     } else {
@@ -93,7 +95,7 @@ pub fn setitem(slf: &Bound<'_, PyNDArray>, key: &Bound<'_, PyAny>, value: &Bound
     let basic = enter_with_gil(py, || adv::basic_args(&shape, &items))?;
     let mut me = slf.borrow_mut();
     let target = &mut me.inner;
-    enter_with_gil(py, || ferrograd::autograd::check_inplace(target, Some(&src)))?;
+    enter_with_gil(py, || ferrograd::autograd::check_inplace(target, Some(given.as_ref().unwrap_or(&src))))?;
     let work = src.size().max(target.size());
     enter(py, is_heavy(work), move || match basic {
         Some(args) => target.assign_index(&args, &src),

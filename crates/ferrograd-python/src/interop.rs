@@ -201,12 +201,13 @@ fn dtype_of_descr(kind: u8, size: usize) -> Option<DType> {
         (b'i', 4) => DType::I32,
         (b'i', 8) => DType::I64,
         (b'u', 1) => DType::U8,
+        (b'i', 1) => DType::I8,
         (b'b', 1) => DType::Bool,
         _ => return None,
     })
 }
 
-const SUPPORTED: &str = "float32, float64, float16, int32, int64, uint8, bool";
+const SUPPORTED: &str = "float32, float64, float16, int32, int64, int8, uint8, bool";
 
 /// `nd.from_numpy(ndarray, zero_copy=True)`: an NDArray sharing the NumPy array's memory.
 #[pyfunction]

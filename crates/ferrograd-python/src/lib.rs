@@ -9,6 +9,7 @@ mod convert;
 mod errors;
 mod indexing;
 mod interop;
+mod io;
 mod ndarray;
 mod opfunc;
 
@@ -140,6 +141,7 @@ fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     interop::register(m)?;
     autograd::register(m)?;
     symbol::register(m)?;
+    io::register(m)?;
     let _ = DType::F32;
     Ok(())
 }

@@ -23,15 +23,18 @@ use crate::errors::{enter, enter_with_gil, is_heavy};
 #[pyclass(name = "NDArray", module = "ferrograd.ndarray", weakref, subclass)]
 pub struct PyNDArray {
     pub inner: NDArray,
+    /// The Context the array was created with, when one was given (e.g. `cpu_shared(0)`);
+    /// `None` means `cpu(0)`. All memory is CPU memory either way.
+    context: Option<Py<PyAny>>,
 }
 
 impl PyNDArray {
     pub fn new(inner: NDArray) -> Self {
-        PyNDArray { inner }
+        PyNDArray { inner, context: None }
     }
 
     pub fn wrap(py: Python<'_>, inner: NDArray) -> PyResult<Py<PyNDArray>> {
-        Py::new(py, PyNDArray { inner })
+        Py::new(py, PyNDArray::new(inner))
     }
 
     /// The value of a one-element array (checked by the caller).
@@ -226,6 +229,14 @@ fn shape_args(args: &Bound<'_, PyTuple>, kw: Option<&Bound<'_, PyAny>>) -> PyRes
     args.extract()
 }
 
+/// MXNet's `flatten`/`squeeze`/`expand_dims` methods return a copy unless `inplace=True`.
+fn copy_unless_inplace(py: Python<'_>, view: NDArray, inplace: bool) -> PyResult<PyNDArray> {
+    if inplace {
+        return Ok(PyNDArray::new(view));
+    }
+    Ok(PyNDArray::new(run_op(py, ferrograd::ops::shape::Identity, &[view])?))
+}
+
 #[pymethods]
 impl PyNDArray {
     /// An empty float32 array of shape (0,). Arrays are made with `nd.array`, `nd.zeros`, ...;
@@ -305,7 +316,17 @@ impl PyNDArray {
 
     #[getter]
     fn context<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        cpu_context(py)
+        match &self.context {
+            Some(c) => Ok(c.bind(py).clone()),
+            None => cpu_context(py),
+        }
+    }
+
+    /// Records the (validated) Context the array was created on; `context` returns it.
+    fn _set_context(&mut self, ctx: &Bound<'_, PyAny>) -> PyResult<()> {
+        check_context(ctx)?;
+        self.context = Some(ctx.clone().unbind());
+        Ok(())
     }
 
     #[getter]
@@ -370,30 +391,38 @@ impl PyNDArray {
         Ok(PyNDArray::new(run_op(py, op, std::slice::from_ref(&self.inner))?))
     }
 
-    fn expand_dims(&self, py: Python<'_>, axis: i64) -> PyResult<PyNDArray> {
+    /// A new axis of size 1 at `axis`: a copy, or with `inplace=True` a view sharing this
+    /// array's memory (MXNet).
+    #[pyo3(signature = (axis, inplace=false))]
+    fn expand_dims(&self, py: Python<'_>, axis: i64, inplace: bool) -> PyResult<PyNDArray> {
         let x = self.inner.clone();
-        Ok(PyNDArray::new(enter(py, false, || x.expand_dims(axis))?))
+        let view = enter(py, false, || x.expand_dims(axis))?;
+        copy_unless_inplace(py, view, inplace)
     }
 
-    #[pyo3(signature = (axis=None))]
-    fn squeeze(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyNDArray> {
+    /// Size-1 axes removed (all, or those in `axis`): a copy, or with `inplace=True` a view.
+    #[pyo3(signature = (axis=None, inplace=false))]
+    fn squeeze(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>, inplace: bool) -> PyResult<PyNDArray> {
         let axes: Option<Vec<i64>> = match axis {
             None => None,
             Some(a) => Some(a.extract::<Vec<i64>>().or_else(|_| a.extract::<i64>().map(|v| vec![v]))?),
         };
         let op = ferrograd::ops::shape_extra::Squeeze { axis: axes };
-        Ok(PyNDArray::new(run_op(py, op, std::slice::from_ref(&self.inner))?))
+        let view = run_op(py, op, std::slice::from_ref(&self.inner))?;
+        copy_unless_inplace(py, view, inplace)
     }
 
-    /// Collapses all axes but the first (`(n, rest)`).
-    fn flatten(&self, py: Python<'_>) -> PyResult<PyNDArray> {
+    /// Collapses all axes but the first (`(n, rest)`): a copy, or with `inplace=True` a view.
+    #[pyo3(signature = (inplace=false))]
+    fn flatten(&self, py: Python<'_>, inplace: bool) -> PyResult<PyNDArray> {
         let op = ferrograd::ops::shape::Reshape { spec: vec![0, -1], reverse: false };
         let x = if self.inner.ndim() == 0 {
             run_op(py, ferrograd::ops::shape::Reshape::to(&[1]), std::slice::from_ref(&self.inner))?
         } else {
             self.inner.clone()
         };
-        Ok(PyNDArray::new(run_op(py, op, &[x])?))
+        let view = run_op(py, op, &[x])?;
+        copy_unless_inplace(py, view, inplace)
     }
 
     /// A copy converted to `dtype` (MXNet: always a copy unless `copy=False` and same dtype).
@@ -640,13 +669,21 @@ impl PyNDArray {
         wrap_any(py, arith(py, &self.inner, o, kind, false)?)
     }
 
-    /// Pickling support: (dtype name, shape, bytes).
+    /// Pickling as MXNet: the class, no arguments, and the state below.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        let arr = convert::to_numpy_copy(py, &slf.borrow().inner)?;
-        let f = py.import("ferrograd.ndarray")?.getattr("array")?;
-        let dtype = slf.borrow().inner.dtype().name();
-        (f, (arr, py.None(), dtype)).into_bound_py_any(py)
+        let state = crate::io::getstate(py, &slf.borrow())?;
+        (slf.get_type(), (), state).into_bound_py_any(py)
+    }
+
+    /// MXNet's state: `{'handle': bytearray}` holding the array as one NDArray-file record.
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        crate::io::getstate(py, self)
+    }
+
+    /// Restores a state from `__getstate__` (also MXNet's, of arrays on any device).
+    fn __setstate__(slf: &Bound<'_, Self>, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        crate::io::setstate(slf, state)
     }
 
     // --- Zero-copy interop (all of it, and its `unsafe`, in interop.rs) ---

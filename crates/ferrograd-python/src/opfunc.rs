@@ -96,6 +96,13 @@ impl OpFunc {
                 match key {
                     "out" => out = (!v.is_none()).then(|| v.unbind()),
                     "name" => {}
+                    // A Context (MXNet's op functions take `ctx`): every array lives on the CPU,
+                    // so it is passed on as text only to ops that declare it.
+                    "ctx" if !v.is_instance_of::<PyString>() => {
+                        if self.params.contains(&"ctx") && !v.is_none() {
+                            attrs.items.push(("ctx".into(), AttrValue::Str(v.str()?.to_string())));
+                        }
+                    }
                     _ => {
                         let dup = if let Some(i) = self.input_index(key) {
                             let dup = arrays[i].is_some() || i < args.len();
@@ -205,6 +212,13 @@ pub(crate) fn attr_value(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
     if let Ok(f) = v.extract::<f64>() {
         if v.is_instance_of::<pyo3::types::PyFloat>() || !v.hasattr("__len__")? {
             return Ok(AttrValue::Float(f));
+        }
+    }
+    // A 1-D integer NumPy array (`shape=np.array([2, 3])`) is a tuple, as in MXNet.
+    if v.is_instance(&crate::convert::numpy(v.py())?.getattr("ndarray")?)? {
+        let kind: String = v.getattr("dtype")?.getattr("kind")?.extract()?;
+        if v.getattr("ndim")?.extract::<usize>()? == 1 && (kind == "i" || kind == "u") {
+            return Ok(AttrValue::Tuple(v.call_method0("tolist")?.extract()?));
         }
     }
     if v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>() {

@@ -32,6 +32,7 @@ fn guarded<T>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error>) -> PyResult<
 }
 
 type Shapes = Vec<Option<Vec<usize>>>;
+type PartialShapes = Vec<Option<Vec<Option<usize>>>>;
 type DTypes = Vec<Option<&'static str>>;
 /// `[(node name, [(key, value)])]`.
 type AttrDict = Vec<(String, Vec<(String, String)>)>;
@@ -145,9 +146,21 @@ impl PySymbol {
 
     /// `(arg_shapes, out_shapes, aux_shapes)`; unknown entries are `None`.
     fn infer_shape(&self, py: Python<'_>, shapes_in: Vec<(String, Vec<usize>)>) -> PyResult<(Shapes, Shapes, Shapes)> {
-        let known = Known { shapes: shapes_in.into_iter().collect(), dtypes: Default::default() };
+        let known = Known { shapes: shapes_in.into_iter().collect(), ..Default::default() };
         let inf = guarded(py, || infer(&self.inner, &known))?;
         Ok((shapes(&inf.args), shapes(&inf.outputs), shapes(&inf.aux)))
+    }
+
+    /// As `infer_shape` from shapes with unknown dimensions (`None`), returning what is known
+    /// of each shape: `None` for an unknown rank, `None` entries for unknown dimensions.
+    fn infer_shape_partial(
+        &self,
+        py: Python<'_>,
+        shapes_in: Vec<(String, Vec<Option<usize>>)>,
+    ) -> PyResult<(PartialShapes, PartialShapes, PartialShapes)> {
+        let known = Known { partial: shapes_in.into_iter().collect(), ..Default::default() };
+        let inf = guarded(py, || infer(&self.inner, &known))?;
+        Ok((inf.arg_shapes, inf.out_shapes, inf.aux_shapes))
     }
 
     /// `(arg_types, out_types, aux_types)` as dtype names; unknown entries are `None`.
@@ -162,6 +175,14 @@ impl PySymbol {
         }
         let inf = guarded(py, || infer_types(&self.inner, &known))?;
         Ok((dtypes(&inf.args), dtypes(&inf.outputs), dtypes(&inf.aux)))
+    }
+
+    /// Runs the graph op by op on `inputs` (in `list_inputs()` order), recording on the autograd
+    /// tape when recording is on (`nd.CachedOp`).
+    fn eval_imperative(&self, py: Python<'_>, inputs: Vec<PyRef<'_, PyNDArray>>) -> PyResult<Vec<PyNDArray>> {
+        let arrays: Vec<NDArray> = inputs.iter().map(|a| a.inner.clone()).collect();
+        let outs = guarded(py, || self.inner.eval_imperative(&arrays))?;
+        Ok(outs.into_iter().map(PyNDArray::new).collect())
     }
 
     /// Binds arrays (in `list_arguments()` / `list_auxiliary_states()` order) into an executor.
@@ -346,6 +367,12 @@ impl PyExecutor {
     /// The output arrays (the same storage across runs).
     fn outputs(&self) -> Vec<PyNDArray> {
         self.inner.lock().outputs.iter().map(|a| PyNDArray::new(a.clone())).collect()
+    }
+
+    /// Makes the forward write into these arrays (views of a parent executor's outputs).
+    fn share_outputs(&self, py: Python<'_>, outputs: Vec<PyRef<'_, PyNDArray>>) -> PyResult<()> {
+        let arrays: Vec<NDArray> = outputs.iter().map(|a| a.inner.clone()).collect();
+        guarded(py, || self.inner.lock().share_outputs(arrays))
     }
 
     fn output_names(&self) -> Vec<String> {

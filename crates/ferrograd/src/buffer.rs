@@ -84,6 +84,7 @@ pub enum Buffer {
     I32(Mem<i32>),
     I64(Mem<i64>),
     U8(Mem<u8>),
+    I8(Mem<i8>),
     Bool(Mem<bool>),
 }
 
@@ -98,6 +99,7 @@ macro_rules! match_buffer {
             $crate::Buffer::I32($m) => $body,
             $crate::Buffer::I64($m) => $body,
             $crate::Buffer::U8($m) => $body,
+            $crate::Buffer::I8($m) => $body,
             $crate::Buffer::Bool($m) => $body,
         }
     };
@@ -116,6 +118,7 @@ impl Buffer {
             Buffer::I32(_) => DType::I32,
             Buffer::I64(_) => DType::I64,
             Buffer::U8(_) => DType::U8,
+            Buffer::I8(_) => DType::I8,
             Buffer::Bool(_) => DType::Bool,
         }
     }

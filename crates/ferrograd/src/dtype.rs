@@ -10,6 +10,7 @@ use ferrograd_kernels::Element;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
     Bool,
+    I8,
     U8,
     I32,
     I64,
@@ -19,12 +20,14 @@ pub enum DType {
 }
 
 impl DType {
-    pub const ALL: [DType; 7] = [DType::F32, DType::F64, DType::F16, DType::I32, DType::I64, DType::U8, DType::Bool];
+    pub const ALL: [DType; 8] =
+        [DType::F32, DType::F64, DType::F16, DType::I32, DType::I64, DType::U8, DType::I8, DType::Bool];
 
     /// NumPy name (`float32`, ...).
     pub fn name(self) -> &'static str {
         match self {
             DType::Bool => "bool",
+            DType::I8 => "int8",
             DType::U8 => "uint8",
             DType::I32 => "int32",
             DType::I64 => "int64",
@@ -38,6 +41,7 @@ impl DType {
     pub fn from_name(s: &str) -> Result<DType> {
         Ok(match s {
             "bool" | "bool_" | "?" | "b1" => DType::Bool,
+            "int8" | "i1" | "b" => DType::I8,
             "uint8" | "u1" | "B" => DType::U8,
             "int32" | "i4" | "i" => DType::I32,
             "int64" | "i8" | "l" | "q" | "int" => DType::I64,
@@ -46,8 +50,8 @@ impl DType {
             "float64" | "f8" | "d" | "double" => DType::F64,
             _ => {
                 return Err(Error::DType(format!(
-                    "unsupported dtype '{s}': expected one of float32, float64, float16, int32, int64, uint8, bool"
-                )))
+                "unsupported dtype '{s}': expected one of float32, float64, float16, int32, int64, int8, uint8, bool"
+            )))
             }
         })
     }
@@ -60,6 +64,7 @@ impl DType {
             DType::F16 => 2,
             DType::U8 => 3,
             DType::I32 => 4,
+            DType::I8 => 5,
             DType::I64 => 6,
             DType::Bool => 7,
         }
@@ -74,7 +79,7 @@ impl DType {
 
     pub fn size(self) -> usize {
         match self {
-            DType::Bool | DType::U8 => 1,
+            DType::Bool | DType::I8 | DType::U8 => 1,
             DType::F16 => 2,
             DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
@@ -93,6 +98,9 @@ impl DType {
         let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
         match (lo, hi) {
             (Bool, x) => x,
+            // int8 and uint8 share no 8-bit type; int32 is the smallest we have holding both
+            // (NumPy's int16 is not an MXNet dtype).
+            (I8, U8) => I32,
             (_, x) if x.is_float() => x,
             _ => hi,
         }
@@ -141,6 +149,7 @@ impl_dtype_elem!(f16, F16);
 impl_dtype_elem!(i32, I32);
 impl_dtype_elem!(i64, I64);
 impl_dtype_elem!(u8, U8);
+impl_dtype_elem!(i8, I8);
 impl_dtype_elem!(bool, Bool);
 
 /// Runs `$body` with `$T` bound to the Rust element type of `$dtype`.
@@ -171,6 +180,10 @@ macro_rules! with_dtype {
             }
             __D::U8 => {
                 type $T = u8;
+                $body
+            }
+            __D::I8 => {
+                type $T = i8;
                 $body
             }
             __D::Bool => {

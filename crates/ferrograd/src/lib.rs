@@ -71,6 +71,7 @@ pub mod buffer;
 pub mod dtype;
 pub mod error;
 pub mod executor;
+pub mod io;
 pub mod ndarray;
 pub mod ops;
 pub mod random;

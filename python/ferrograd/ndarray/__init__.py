@@ -13,13 +13,31 @@ import numpy as _np
 from .. import _ferrograd
 from .._ferrograd import NDArray
 from ..base import DTypeError, MXNetError, ShapeError, ValueError_
+from ..cached_op import CachedOp  # noqa: F401 - mx.nd.CachedOp
 from ..context import Context, _check_context, current_context
 from . import _fluent, random
-from ._interop import from_dlpack, from_numpy, to_dlpack_for_read
+from ._interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
+from ._io import load, load_frombuffer, save
 from ._registry import make_ops
 
 globals().update({k: v for k, v in make_ops().items() if k.isidentifier()})
 _fluent.attach(NDArray)
+
+# These use the ops above.
+from . import _internal, _methods, contrib, ndarray  # noqa: E402, F401
+from .ndarray import (  # noqa: E402
+    argmax_channel,
+    concatenate,
+    fill_element_0index,
+    moveaxis,
+    onehot_encode,
+    reshape_like,
+    shape_array,
+    size_array,
+    split_v2,
+)
+
+_methods.attach(NDArray)
 
 
 def _dtype(dtype, default="float32"):
@@ -29,6 +47,13 @@ def _dtype(dtype, default="float32"):
 def _ctx(ctx):
     if ctx is not None:
         _check_context(ctx)
+
+
+def _placed(res, ctx):
+    """``res`` remembering a non-default ``ctx`` (``cpu_shared(0)``...) as its ``context``."""
+    if ctx is not None and ctx.device_type != "cpu":
+        res._set_context(ctx)
+    return res
 
 
 def _shape_arg(shape, op):
@@ -59,7 +84,7 @@ def array(source_array, ctx=None, dtype=None):
     if isinstance(source_array, NDArray) and dtype is None:
         dtype = source_array.dtype
     try:
-        return _ferrograd._array(source_array, _dtype(dtype))
+        return _placed(_ferrograd._array(source_array, _dtype(dtype)), ctx)
     except MXNetError:
         raise
     except ValueError as e:
@@ -83,27 +108,34 @@ def empty(shape, ctx=None, dtype=None):
     return zeros(shape, ctx, dtype)
 
 
-def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
-    """An array of zeros (float32 unless ``dtype`` is given)."""
+def _into(out, res):
+    """``res`` written into ``out`` (MXNet's ``out=`` of the creation functions), or ``res``."""
+    if out is None:
+        return res
+    out[:] = res
+    return out
+
+
+def zeros(shape, ctx=None, dtype=None, stype=None, out=None, **kwargs):
+    """An array of zeros (float32 unless ``dtype`` is given); written into ``out`` when given."""
     _ctx(ctx)
     _sparse_check(stype, "zeros")
-    return _ferrograd._full(_shape_arg(shape, "zeros"), 0.0, _dtype(dtype))
+    res = _ferrograd._full(_shape_arg(shape, "zeros"), 0.0, _dtype(dtype))
+    return _into(out, _placed(res, ctx))
 
 
-def ones(shape, ctx=None, dtype=None, **kwargs):
-    """An array of ones (float32 unless ``dtype`` is given)."""
+def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
+    """An array of ones (float32 unless ``dtype`` is given); written into ``out`` when given."""
     _ctx(ctx)
-    return _ferrograd._full(_shape_arg(shape, "ones"), 1.0, _dtype(dtype))
+    res = _ferrograd._full(_shape_arg(shape, "ones"), 1.0, _dtype(dtype))
+    return _into(out, _placed(res, ctx))
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
     """An array of ``shape`` filled with ``val``; written into ``out`` when given."""
     _ctx(ctx)
     res = _ferrograd._full(_shape_arg(shape, "full"), float(val), _dtype(dtype))
-    if out is not None:
-        out[:] = res
-        return out
-    return res
+    return _into(out, _placed(res, ctx))
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):
@@ -127,7 +159,7 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
     vals = _np.arange(start, stop, step, dtype=_np.float64)
     if repeat != 1:
         vals = _np.repeat(vals, int(repeat))
-    return _ferrograd._array(vals, _dtype(dtype))
+    return _placed(_ferrograd._array(vals, _dtype(dtype)), ctx)
 
 
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
@@ -267,7 +299,10 @@ __all__ = ["NDArray", "Context", "current_context", "array", "zeros", "ones", "f
            "arange", "linspace", "eye", "zeros_like", "ones_like", "waitall", "random", "add",
            "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum",
            "minimum", "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"]
-__all__ += ["from_numpy", "from_dlpack", "to_dlpack_for_read"]
+__all__ += ["from_numpy", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write",
+            "argmax_channel", "shape_array", "size_array", "reshape_like", "split_v2",
+            "concatenate", "moveaxis", "onehot_encode", "fill_element_0index", "CachedOp",
+            "contrib"]
 
 
 def Custom(*inputs, op_type=None, **kwargs):  # noqa: N802 - MXNet's name
@@ -277,3 +312,4 @@ def Custom(*inputs, op_type=None, **kwargs):  # noqa: N802 - MXNet's name
 
 
 __all__ += ["Custom"]
+__all__ += ["save", "load", "load_frombuffer"]

@@ -730,6 +730,11 @@ def cbrt(
 def ceil(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def choose_element_0index(
+    data: Symbol | None = ..., index: Symbol | None = ..., axis: int | None = ...,
+    keepdims: bool = ..., mode: Literal['clip', 'wrap'] = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def clip(
     data: Symbol | None = ..., *, a_min: float, a_max: float, name: str | None = ...,
     attr: dict[str, str] | None = ...,

@@ -20,20 +20,52 @@ __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json"]
 # MXNet's numeric type ids (``__dtype__`` attribute).
 _DTYPE_ID = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
              "int64": 6, "bool": 7}
-# Dunder attributes that MXNet also lists under their plain name (``list_attr``).
-_ALSO_PLAIN = {"__lr_mult__", "__wd_mult__", "__ctx_group__", "__force_mirroring__",
-               "__mirror_stage__"}
+# MXNet's hidden attribute keys: stored as ``__key__`` (whether given as ``key`` or
+# ``__key__``, as an ``attr`` entry, a scope entry or an op keyword) and listed under both names.
+_HIDDEN = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+           "profiler_scope")
+
+
+def _stored_key(key):
+    return f"__{key}__" if key in _HIDDEN else key
+
+
+def _with_plain_names(pairs):
+    """Attributes as a dict, hidden keys also under their plain name (``list_attr``)."""
+    out = {}
+    for k, v in pairs:
+        out[k] = v
+        if k.startswith("__") and k.endswith("__") and k[2:-2] in _HIDDEN:
+            out[k[2:-2]] = v
+    return out
+
+
+def _scoped_attrs(attr):
+    """The active ``AttrScope`` merged with ``attr``, hidden keys in their stored form."""
+    return {_stored_key(k): str(v) for k, v in attribute.current().get(attr).items()}
 
 
 def _create(op, params, positional, named, name, attr, hint=None, resolved=False):
     """Applies a registered op, with MXNet's automatic naming and scoped attributes
     (``resolved``: ``name`` already went through the name manager)."""
     node_name = name if resolved else _name.current().get(name, hint or op.lower())
-    attrs = attribute.current().get(attr)
+    attrs = _scoped_attrs(attr)
+    # Hidden keys given as op keywords (``lr_mult=2``) are attributes, not parameters.
+    for k in [k for k in params if k in _HIDDEN]:
+        attrs[_stored_key(k)] = str(params.pop(k))
     handle = _sym_create(op, params, [s.handle for s in positional],
                          [(k, s.handle) for k, s in named], node_name, list(attrs.items()))
     return Symbol(handle)
 
+
+
+def _is_np_shape():
+    """Whether NumPy shape semantics are on (``mx.util.np_shape``): -1, not 0, is unknown."""
+    try:
+        from ..util import is_np_shape
+    except ImportError:
+        return False
+    return bool(is_np_shape())
 
 
 def _nd_only(name, alias=None):
@@ -126,16 +158,11 @@ class Symbol:
         if recursive:
             raise DeprecationWarning("Symbol.list_attr with recursive=True has been deprecated. "
                                      "Please use attr_dict instead.")
-        out = {}
-        for k, v in self.handle.list_attr():
-            out[k] = v
-            if k in _ALSO_PLAIN:
-                out[k[2:-2]] = v
-        return out
+        return _with_plain_names(self.handle.list_attr())
 
     def attr_dict(self):
         """``{node name: {key: value}}`` for every node that has attributes."""
-        return {n: dict(a) for n, a in self.handle.attr_dict()}
+        return {n: _with_plain_names(a) for n, a in self.handle.attr_dict()}
 
     def _set_attr(self, **kwargs):
         """Sets attributes on the head node, in place; values must be strings."""
@@ -143,7 +170,7 @@ class Symbol:
             if not isinstance(v, str):
                 raise ValueError("Set Attr only accepts string values")
         for k, v in kwargs.items():
-            self.handle.set_attr(k, v)
+            self.handle.set_attr(_stored_key(k), v)
 
     # -- inference -----------------------------------------------------------------------------
 
@@ -176,24 +203,36 @@ class Symbol:
             if not isinstance(v, tuple):
                 raise TypeError(f"Arguments need to be shapes (tuple), but '{k}' is {type(v)}.")
         pairs = self._known("shape", args, kwargs, check)
-        # A 0 dimension means "unknown" in MXNet's legacy shape semantics.
-        known = [(k, [int(d) for d in v]) for k, v in pairs if 0 not in v]
+        np_shape = _is_np_shape()
+        # Unknown dimensions: 0 in MXNet's legacy shape semantics, -1 under np_shape (where 0 is
+        # a real, empty dimension).
+        unknown = (lambda d: d < 0) if np_shape else (lambda d: d <= 0)  # noqa: E731
+        known = [(k, [None if unknown(int(d)) else int(d) for d in v]) for k, v in pairs]
         try:
-            arg, out, aux = self.handle.infer_shape(known)
+            arg, out, aux = self.handle.infer_shape_partial(known)
         except MXNetError:
             print("infer_shape error. Arguments:")
             for k, v in pairs:
                 print(f"  {k}: {v}")
             raise
         if partial:
-            tup = lambda ss: [() if s is None else tuple(s) for s in ss]  # noqa: E731
+            fill = -1 if np_shape else 0
+
+            def tup(ss):
+                if np_shape:
+                    return [None if s is None else tuple(fill if d is None else d for d in s)
+                            for s in ss]
+                return [() if s is None else tuple(fill if d is None else d for d in s)
+                        for s in ss]
             return tup(arg), tup(out), tup(aux)
-        if any(s is None for s in arg + out + aux):
-            unknown = [f"{n}: ()" for n, s in zip(self.list_arguments(), arg, strict=True)
-                       if s is None][:10]
+        incomplete = lambda s: s is None or None in s  # noqa: E731
+        if any(incomplete(s) for s in arg + out + aux):
+            names = [n for n, s in zip(self.list_arguments(), arg, strict=True) if incomplete(s)]
+            shown = [f"{n}: " + str(() if s is None else tuple(0 if d is None else d for d in s))
+                     for n, s in zip(self.list_arguments(), arg, strict=True) if n in names][:10]
             warnings.warn("Cannot decide shape for the following arguments (0s in shape means "
                           "unknown dimensions). Consider providing them as input:\n\t"
-                          + "\n\t".join(unknown), stacklevel=3)
+                          + "\n\t".join(shown), stacklevel=3)
             return None, None, None
         return ([tuple(s) for s in arg], [tuple(s) for s in out], [tuple(s) for s in aux])
 
@@ -233,8 +272,14 @@ class Symbol:
     # -- serialisation -------------------------------------------------------------------------
 
     def tojson(self, remove_amp_cast=True):
-        """The graph in MXNet's JSON format."""
-        return self.handle.tojson()
+        """The graph in MXNet's JSON format (marked ``is_np_shape`` under NumPy shape
+        semantics, as MXNet marks it)."""
+        text = self.handle.tojson()
+        if _is_np_shape():
+            text = text.replace('"attrs": {"mxnet_version": ["int", 10901]}',
+                                '"attrs": {\n    "is_np_shape": ["int", 1], \n    '
+                                '"mxnet_version": ["int", 10901]\n  }')
+        return text
 
     def save(self, fname, remove_amp_cast=True):
         """Writes :meth:`tojson` to ``fname``."""
@@ -399,7 +444,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     (``__shape__`` = ``'(2, 3)'``) that inference and optimisers read."""
     if not isinstance(name, str):
         raise TypeError("Expect a string for variable `name`")
-    attr = attribute.current().get(attr)
+    attr = _scoped_attrs(attr)
     if shape is not None:
         attr["__shape__"] = str(tuple(shape))
     if lr_mult is not None:

@@ -29,6 +29,7 @@ fn format(dt: DType) -> &'static CStr {
         DType::I32 => c"i",
         DType::I64 => c"q",
         DType::U8 => c"B",
+        DType::I8 => c"b",
         DType::Bool => c"?",
     }
 }

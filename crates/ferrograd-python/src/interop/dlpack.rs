@@ -85,6 +85,7 @@ fn dl_dtype(dt: DType) -> DLDataType {
         DType::I32 => (DL_INT, 32),
         DType::I64 => (DL_INT, 64),
         DType::U8 => (DL_UINT, 8),
+        DType::I8 => (DL_INT, 8),
         DType::Bool => (DL_BOOL, 8),
     };
     DLDataType { code, bits, lanes: 1 }

@@ -219,7 +219,8 @@ pub fn check_inplace(target: &NDArray, value: Option<&NDArray>) -> Result<()> {
     }
     if value.is_some_and(NDArray::has_entry) {
         return Err(Error::Runtime(
-            "in-place assignment inside record(): the value is part of a computational graph, and writing it \
+            "Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with autograd: \
+the value assigned inside record() is part of a computational graph, and writing it \
 into another array would drop its gradient. Build the result with operators instead (e.g. concat, stack, \
 where), or assign value.detach() if no gradient should flow."
                 .into(),

@@ -333,6 +333,33 @@ impl Executor {
         self.collect_outputs()
     }
 
+    /// Makes the forward write its results into `outputs` (one per head, with the head's shape
+    /// and dtype) instead of arrays of its own: `Executor.reshape` gives a smaller executor
+    /// views of its parent's outputs, so the two share memory as in MXNet.
+    pub fn share_outputs(&mut self, outputs: Vec<NDArray>) -> Result<()> {
+        if outputs.len() != self.outputs.len() {
+            return Err(Error::Value(format!(
+                "share_outputs: {} arrays given for {} outputs",
+                outputs.len(),
+                self.outputs.len()
+            )));
+        }
+        for (h, (new, old)) in outputs.iter().zip(&self.outputs).enumerate() {
+            if new.shape() != old.shape() || new.dtype() != old.dtype() {
+                return Err(Error::Shape(format!(
+                    "share_outputs: output {h} ({}) must be {} {}, got {} {}",
+                    self.output_names[h],
+                    fmt_shape(old.shape()),
+                    old.dtype(),
+                    fmt_shape(new.shape()),
+                    new.dtype()
+                )));
+            }
+        }
+        self.outputs = outputs;
+        Ok(())
+    }
+
     /// Copies the head values into the stable output arrays (unless they are the same buffer).
     fn collect_outputs(&mut self) -> Result<()> {
         for (h, &v) in self.head_vals.iter().enumerate() {

@@ -97,12 +97,25 @@ impl NDArray {
     }
 }
 
+/// `value`'s layout for assignment into `ndim` axes: leading size-1 axes beyond `ndim` are
+/// dropped (as NumPy and MXNet do, e.g. `b[0] = np.array([x])` on a 1-D `b`), so that the usual
+/// broadcasting applies to the rest.
+pub(crate) fn assignable_layout(value: &Layout, ndim: usize) -> Layout {
+    let extra = value.shape.len().saturating_sub(ndim);
+    let drop = value.shape[..extra].iter().take_while(|&&n| n == 1).count();
+    Layout {
+        shape: value.shape[drop..].iter().copied().collect(),
+        strides: value.strides[drop..].iter().copied().collect(),
+        offset: value.offset,
+    }
+}
+
 impl NDArray {
     /// Writes `src` (broadcast to this array's shape, converted to its dtype) into this array's
     /// elements, through its layout: writes through a view reach the viewed array.
     pub fn assign_from(&mut self, src: &NDArray) -> Result<()> {
         let shape = self.shape().to_vec();
-        let sl = src.layout().broadcast_to(&shape).ok_or_else(|| {
+        let sl = assignable_layout(src.layout(), shape.len()).broadcast_to(&shape).ok_or_else(|| {
             Error::Shape(format!(
                 "assignment: cannot broadcast value of shape {} to {}",
                 crate::error::fmt_shape(src.shape()),

@@ -8,7 +8,7 @@
 //! cell first. In-place updates therefore never corrupt saved tensors or exported arrays, and an
 //! unshared buffer is written in place at no cost.
 
-mod convert;
+pub(crate) mod convert;
 pub mod view;
 
 use std::sync::Arc;

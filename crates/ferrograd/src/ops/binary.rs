@@ -195,7 +195,7 @@ macro_rules! num_int {
         }
     )*};
 }
-num_int!(i32, i64, u8);
+num_int!(i32, i64, u8, i8);
 
 macro_rules! num_via_f64 {
     ($t:ty) => {
@@ -288,6 +288,17 @@ impl Op for Binary {
         }
     }
 
+    fn infer_partial(
+        &self,
+        ins: &mut [super::partial::PartialShape],
+        outs: &mut [super::partial::PartialShape],
+    ) -> Result<()> {
+        if self.broadcast {
+            super::partial::broadcast_binary(ins, outs)
+        } else {
+            super::partial::same_shape(ins, outs)
+        }
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let (a, b) = (&inputs[0], &inputs[1]);
         let shape = if self.broadcast {
@@ -396,6 +407,13 @@ impl Op for Scalar {
         vec![("scalar", AttrValue::Float(self.scalar).to_mx_string())]
     }
 
+    fn infer_partial(
+        &self,
+        ins: &mut [super::partial::PartialShape],
+        outs: &mut [super::partial::PartialShape],
+    ) -> Result<()> {
+        super::partial::same_shape(ins, outs)
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         Ok(vec![inputs[0].clone()])
     }

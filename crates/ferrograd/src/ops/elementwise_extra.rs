@@ -304,6 +304,10 @@ impl Op for Clip {
         let lo = g.scalar(BinaryKind::Ge, x, self.a_min, false)?;
         let hi = g.scalar(BinaryKind::Le, x, self.a_max, false)?;
         let m = g.mul(lo, hi)?;
+        // Comparisons are not recorded; adding zeros_like(x) ties the mask to x so that a
+        // second-order gradient is zero instead of "not in a computational graph".
+        let z = g.zeros_like(x)?;
+        let m = g.add(m, z)?;
         Ok(vec![Some(g.mul(og[0], m)?)])
     }
 }

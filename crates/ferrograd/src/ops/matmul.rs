@@ -159,6 +159,13 @@ impl Op for Dot {
         v
     }
 
+    fn infer_partial(
+        &self,
+        ins: &mut [super::partial::PartialShape],
+        outs: &mut [super::partial::PartialShape],
+    ) -> Result<()> {
+        super::partial::dot(self.transpose_a, self.transpose_b, self.batch, ins, outs)
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let (a, b) = (&inputs[0], &inputs[1]);
         if a.dtype != b.dtype {

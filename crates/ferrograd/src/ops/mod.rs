@@ -35,6 +35,7 @@ pub mod matmul;
 pub mod nn;
 pub mod ordering;
 pub mod params;
+pub mod partial;
 pub mod reduce;
 pub mod registry;
 pub mod sampling;
@@ -115,6 +116,22 @@ pub trait Op: Send + Sync + std::fmt::Debug {
     fn infer_missing(&self, _inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
         Vec::new()
     }
+    /// Partial shape inference (unknown dimensions, see [`partial`]): refines the input and
+    /// output shapes from each other, forward and backward, for graphs whose shapes are only
+    /// partly known. Called only while some input is incomplete (`infer` covers the rest). The
+    /// default learns nothing; elementwise ops use `partial::same_shape`.
+    fn infer_partial(
+        &self,
+        _inputs: &mut [partial::PartialShape],
+        _outputs: &mut [partial::PartialShape],
+    ) -> Result<()> {
+        Ok(())
+    }
+    /// The output dtype when a parameter fixes it (`Cast`), for dtype inference without shapes;
+    /// `None` = outputs take the inputs' dtype.
+    fn fixed_dtype(&self) -> Option<crate::dtype::DType> {
+        None
+    }
     /// Output shapes and dtypes from input shapes and dtypes (no data needed).
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>>;
     /// Computes the outputs, which arrive allocated (contiguous) with the inferred metas.
@@ -187,6 +204,12 @@ impl Op for OpRef {
     }
     fn infer_missing(&self, inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
         (**self).infer_missing(inputs)
+    }
+    fn infer_partial(&self, inputs: &mut [partial::PartialShape], outputs: &mut [partial::PartialShape]) -> Result<()> {
+        (**self).infer_partial(inputs, outputs)
+    }
+    fn fixed_dtype(&self) -> Option<crate::dtype::DType> {
+        (**self).fixed_dtype()
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         (**self).infer(inputs)

@@ -215,10 +215,10 @@ impl ParamType for DType {
         "str".into()
     }
     fn choices() -> &'static [&'static str] {
-        &["float16", "float32", "float64", "uint8", "int32", "int64", "bool"]
+        &["float16", "float32", "float64", "int8", "uint8", "int32", "int64", "bool"]
     }
     fn parse(v: &AttrValue) -> std::result::Result<DType, String> {
-        let want = || "a dtype (float16, float32, float64, uint8, int32, int64, bool)".to_string();
+        let want = || "a dtype (float16, float32, float64, int8, uint8, int32, int64, bool)".to_string();
         match v {
             AttrValue::Str(s) => DType::from_name(s.trim()).map_err(|_| want()),
             _ => Err(want()),

@@ -232,6 +232,7 @@ impl Op for Reduce {
             DType::I32 => go!(i32),
             DType::I64 | DType::Bool => go!(i64),
             DType::U8 => go!(u8),
+            DType::I8 => go!(i8),
         }
     }
 

@@ -8,6 +8,7 @@ use ferrograd_kernels::unary_binary::assign;
 
 use super::attrs::fmt_tuple;
 use super::params::{NoParams, OpDef, OpParams};
+use super::partial::PartialShape;
 use super::{AttrValue, Ctx, Grad, Op, Saves, Val};
 use super::{Attrs, OpRef};
 use crate::dtype::DType;
@@ -168,6 +169,13 @@ impl Op for Transpose {
         } else {
             vec![("axes", fmt_tuple(&self.axes))]
         }
+    }
+    fn infer_partial(
+        &self,
+        ins: &mut [super::partial::PartialShape],
+        outs: &mut [super::partial::PartialShape],
+    ) -> Result<()> {
+        super::partial::transpose(&self.axes, ins, outs)
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let probe = NDArray::zeros(&vec![0; inputs[0].shape.len()], inputs[0].dtype).transpose(&self.axes)?;
@@ -348,6 +356,12 @@ impl Op for Cast {
     fn attrs(&self) -> Vec<(&'static str, String)> {
         vec![("dtype", self.dtype.name().to_string())]
     }
+    fn fixed_dtype(&self) -> Option<DType> {
+        Some(self.dtype)
+    }
+    fn infer_partial(&self, inputs: &mut [PartialShape], outputs: &mut [PartialShape]) -> Result<()> {
+        super::partial::same_shape(inputs, outputs)
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         Ok(vec![Meta::new(&inputs[0].shape, self.dtype)])
     }
@@ -355,9 +369,8 @@ impl Op for Cast {
         outputs[0].write_from(&inputs[0])?;
         Ok(())
     }
-    fn differentiable(&self) -> bool {
-        self.dtype.is_float()
-    }
+    // Casting to an integer type still passes the gradient through to a float input (as in
+    // MXNet, where `x.astype('int32')` is recorded and backward gives ones).
     fn saves(&self) -> Saves {
         Saves::Inputs
     }
@@ -415,6 +428,13 @@ pub struct Identity;
 impl Op for Identity {
     fn name(&self) -> &'static str {
         "_copy"
+    }
+    fn infer_partial(
+        &self,
+        ins: &mut [super::partial::PartialShape],
+        outs: &mut [super::partial::PartialShape],
+    ) -> Result<()> {
+        super::partial::same_shape(ins, outs)
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         Ok(vec![inputs[0].clone()])

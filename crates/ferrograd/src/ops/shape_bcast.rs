@@ -36,6 +36,10 @@ impl BroadcastLike {
         let t = match (&self.lhs_axes, &self.rhs_axes) {
             (None, None) => rhs.to_vec(),
             (Some(la), Some(ra)) => {
+                if la.is_empty() {
+                    // MXNet rejects empty axes; omitting both broadcasts like the whole of rhs.
+                    return Err(bad("lhs_axes and rhs_axes are empty (omit both to use all of rhs's shape)".into()));
+                }
                 if la.len() != ra.len() {
                     return Err(bad(format!(
                         "lhs_axes {} and rhs_axes {} differ in length",

@@ -261,6 +261,13 @@ impl Op for Pick {
         }
         v
     }
+    fn infer_partial(
+        &self,
+        ins: &mut [super::partial::PartialShape],
+        outs: &mut [super::partial::PartialShape],
+    ) -> Result<()> {
+        super::partial::pick(self.axis, self.keepdims, ins, outs)
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let (_, _, out) = self.plan(&inputs[0].shape, &inputs[1].shape)?;
         Ok(vec![Meta::new(&out, inputs[0].dtype)])
@@ -585,6 +592,13 @@ fn diag_map(shape: &[usize], k: i64, axis1: i64, axis2: i64) -> Result<(Vec<usiz
         return Err(Error::Value(format!("diag: axis1 and axis2 must differ, both are {a1}")));
     }
     let (n1, n2, k) = (shape[a1] as i128, shape[a2] as i128, k as i128);
+    // MXNet allows an empty diagonal just past the edge (|k| equal to the axis size) but no
+    // further.
+    if k > n2 || -k > n1 {
+        return Err(Error::Value(format!(
+            "diag: diagonal k={k} does not exist for axes {a1} and {a2} of sizes {n1} and {n2}"
+        )));
+    }
     let (o1, o2) = (if k < 0 { -k } else { 0 }, if k > 0 { k } else { 0 });
     let len = (n1 - o1).min(n2 - o2).max(0) as usize;
     // Offsets only matter when the diagonal is non-empty (then they are below the axis sizes).
@@ -857,7 +871,7 @@ pub fn diag_op(a: &Attrs) -> Result<OpRef> {
 pub const DEFS: &[OpDef] = &[
     OpDef {
         name: "pick",
-        aliases: &[],
+        aliases: &["choose_element_0index"],
         args: &["data", "index"],
         doc: "One element per lane along axis at the given index (mode clip or wrap).",
         params: PickParams::schema,

@@ -115,6 +115,13 @@ impl Op for Concat {
         }
         v
     }
+    fn infer_partial(
+        &self,
+        ins: &mut [super::partial::PartialShape],
+        outs: &mut [super::partial::PartialShape],
+    ) -> Result<()> {
+        super::partial::concat(self.dim, ins, outs)
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         check_num_args("Concat", self.num_args, inputs.len())?;
         let first = inputs.first().ok_or_else(|| Error::Value("Concat: expected at least one input".into()))?;
@@ -293,6 +300,13 @@ impl Op for SliceChannel {
             v.push(("squeeze_axis", "True".into()));
         }
         v
+    }
+    fn infer_partial(
+        &self,
+        ins: &mut [super::partial::PartialShape],
+        outs: &mut [super::partial::PartialShape],
+    ) -> Result<()> {
+        super::partial::slice_channel(self.num_outputs, self.axis, self.squeeze_axis, ins, outs)
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let (axis, _, part) = self.parts(&inputs[0].shape)?;

@@ -11,7 +11,6 @@ use ferrograd_kernels::unary_binary::unary;
 use ferrograd_kernels::vmath;
 use ferrograd_kernels::Element;
 
-use super::binary::BinaryKind;
 use super::elementwise_extra as extra;
 use super::params::{NoParams, OpDef, OpParams};
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
@@ -208,6 +207,13 @@ impl Op for Unary {
         self.kind.name()
     }
 
+    fn infer_partial(
+        &self,
+        ins: &mut [super::partial::PartialShape],
+        outs: &mut [super::partial::PartialShape],
+    ) -> Result<()> {
+        super::partial::same_shape(ins, outs)
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         Ok(vec![inputs[0].clone()])
     }
@@ -245,9 +251,8 @@ impl Op for Unary {
         use UnaryKind::*;
         match self.kind {
             Negative => Saves::None,
-            Exp | Expm1 | Sqrt | Rsqrt | Tanh | Sigmoid | Reciprocal | RecipNonzero | Cbrt | Tan | Rcbrt | Erfinv => {
-                Saves::Outputs
-            }
+            Exp | Expm1 | Sqrt | Rsqrt | Tanh | Sigmoid | Reciprocal | RecipNonzero | Cbrt | Tan | Rcbrt | Erfinv
+            | Relu => Saves::Outputs,
             Gamma => Saves::InputsAndOutputs,
             _ => Saves::Inputs,
         }
@@ -334,7 +339,9 @@ impl Op for Unary {
                 let t = g.rsub_scalar(1.0, y)?;
                 g.mul(y, t)?
             }
-            Relu => g.scalar(BinaryKind::Gt, x, 0.0, false)?,
+            // sign(relu(x)) is 1 where x > 0, 0 elsewhere and NaN at NaN (MXNet's gradient), and
+            // keeps the result on the tape so second-order gradients come out as zeros.
+            Relu => g.unary(Sign, y)?,
             Softsign => {
                 let t = g.unary(Abs, x)?;
                 let t = g.add_scalar(t, 1.0)?;

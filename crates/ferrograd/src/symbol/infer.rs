@@ -1,22 +1,26 @@
 //! Shape and dtype inference over a symbol, without data.
 //!
-//! Shapes flow forward through each op's `infer`, and backward into free variables through its
-//! `infer_missing` (a `FullyConnected` weight from its data and `num_hidden`), repeated until
-//! nothing changes. A variable without a given dtype takes the dtype of the op's other inputs
-//! (float32 when nothing says otherwise), as MXNet's type inference does.
+//! Shapes may be partly known (`ops::partial`). They flow forward through each op's `infer`, and
+//! both ways through `infer_missing` (a `FullyConnected` weight from its data and `num_hidden`)
+//! and `infer_partial` (unknown dimensions), repeated until nothing changes. A variable without a
+//! given dtype takes the dtype of the op's other inputs (float32 when nothing says otherwise), as
+//! MXNet's type inference does.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::{key, SymNode, Symbol};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::Meta;
+use crate::ops::partial::{self, PartialShape};
 
 /// What the caller knows about the variables, by name.
 #[derive(Clone, Debug, Default)]
 pub struct Known {
     pub shapes: HashMap<String, Vec<usize>>,
+    /// Shapes with unknown dimensions (MXNet's `0`, or `-1` under `np_shape`).
+    pub partial: HashMap<String, Vec<Option<usize>>>,
     pub dtypes: HashMap<String, DType>,
 }
 
@@ -27,22 +31,24 @@ pub struct Inferred {
     pub args: Vec<Option<Meta>>,
     pub outputs: Vec<Option<Meta>>,
     pub aux: Vec<Option<Meta>>,
+    /// The same shapes with what is known of the undecided ones (for `infer_shape_partial`).
+    pub arg_shapes: Vec<PartialShape>,
+    pub out_shapes: Vec<PartialShape>,
+    pub aux_shapes: Vec<PartialShape>,
     /// Per node (by key): the metas of all its outputs, hidden ones included.
     pub(crate) nodes: HashMap<usize, Vec<Option<Meta>>>,
 }
 
-/// MXNet's `__shape__` text, `(2, 3)`; `None` when absent or when a dimension is 0 (unknown in
-/// MXNet's legacy shape semantics).
-fn shape_attr(n: &SymNode) -> Option<Vec<usize>> {
+/// MXNet's `__shape__` text, `(2, 3)`, with 0 (legacy) or a negative size for an unknown
+/// dimension.
+fn shape_attr(n: &SymNode) -> PartialShape {
     let s = n.attr("__shape__")?;
-    let dims: Option<Vec<usize>> = s
-        .trim_matches(|c| c == '(' || c == ')' || c == '[' || c == ']')
+    s.trim_matches(|c| c == '(' || c == ')' || c == '[' || c == ']')
         .split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
-        .map(|p| p.parse().ok())
-        .collect();
-    dims.filter(|d| !d.contains(&0))
+        .map(|p| p.parse::<i64>().ok().map(|d| usize::try_from(d).ok().filter(|&d| d > 0)))
+        .collect()
 }
 
 fn dtype_attr(n: &SymNode) -> Option<DType> {
@@ -50,12 +56,15 @@ fn dtype_attr(n: &SymNode) -> Option<DType> {
     s.parse::<i32>().ok().and_then(|id| DType::from_mx_type_id(id).ok()).or_else(|| DType::from_name(&s).ok())
 }
 
-struct Var {
-    shape: Option<Vec<usize>>,
+/// What is known of one value of the graph (a variable or an op output).
+#[derive(Clone, Debug, Default)]
+struct Entry {
+    shape: PartialShape,
     dtype: Option<DType>,
-    /// Whether the shape was given (by the caller or an attribute) rather than inferred.
-    given: bool,
 }
+
+/// A value's identity: (node key, output index).
+type Slot = (usize, usize);
 
 /// Prefixes an error with MXNet's `Error in operator <node>: `.
 pub(crate) fn in_operator(name: &str, e: Error) -> Error {
@@ -70,98 +79,117 @@ pub(crate) fn in_operator(name: &str, e: Error) -> Error {
     }
 }
 
-/// MXNet's shape text in messages: `[9,4]`.
-fn bracket(shape: &[usize]) -> String {
-    format!("[{}]", shape.iter().map(usize::to_string).collect::<Vec<_>>().join(","))
-}
-
-/// Infers every shape and dtype it can. Errors (inconsistent shapes, ops rejecting their inputs)
-/// name the operator.
+/// Infers every shape and dtype it can. Shapes flow forward through each op and backward into
+/// its inputs (`Op::infer_missing`, `Op::infer_partial`), repeated until nothing changes, so a
+/// dimension known anywhere reaches every value that must share it. Errors (inconsistent
+/// shapes, ops rejecting their inputs) name the operator.
 pub fn infer(sym: &Symbol, known: &Known) -> Result<Inferred> {
     let nodes = sym.topo_nodes();
-    let mut vars: HashMap<usize, Var> = HashMap::new();
+    let mut ents: HashMap<Slot, Entry> = HashMap::new();
     for n in nodes.iter().filter(|n| n.is_variable()) {
-        let shape = known.shapes.get(&n.name).cloned().or_else(|| shape_attr(n));
+        let shape = match (known.shapes.get(&n.name), known.partial.get(&n.name)) {
+            (Some(s), _) => partial::known(s),
+            (None, Some(p)) => Some(p.clone()),
+            (None, None) => shape_attr(n),
+        };
         let dtype = known.dtypes.get(&n.name).copied().or_else(|| dtype_attr(n));
-        vars.insert(key(n), Var { given: shape.is_some(), shape, dtype });
+        ents.insert((key(n), 0), Entry { shape, dtype });
     }
-    let mut outs: HashMap<usize, Vec<Option<Meta>>> = HashMap::new();
+    let mut done: HashSet<usize> = HashSet::new();
     loop {
         let mut progress = false;
         for n in nodes.iter().filter(|n| !n.is_variable()) {
-            if outs.get(&key(n)).is_some_and(|o| o.iter().all(Option::is_some)) {
-                continue;
+            if !done.contains(&key(n)) {
+                progress |= infer_node(n, &mut ents, &mut done)?;
             }
-            progress |= infer_node(n, &mut vars, &mut outs)?;
         }
         if !progress {
             break;
         }
     }
+    let entry = |n: &Arc<SymNode>, i: usize| ents.get(&(key(n), i)).cloned().unwrap_or_default();
+    let meta = |e: &Entry| partial::complete(&e.shape).map(|s| Meta::new(&s, e.dtype.unwrap_or(DType::F32)));
+    let mut outs: HashMap<usize, Vec<Option<Meta>>> = HashMap::new();
     for n in &nodes {
-        if let Some(v) = vars.get(&key(n)) {
-            let meta = v.shape.as_ref().map(|s| Meta::new(s, v.dtype.unwrap_or(DType::F32)));
-            outs.insert(key(n), vec![meta]);
-        }
+        outs.insert(key(n), (0..n.num_outputs()).map(|i| meta(&entry(n, i))).collect());
     }
     let (args, aux) = sym.variables();
-    let meta_of = |n: &Arc<SymNode>, i: usize| outs.get(&key(n)).and_then(|o| o.get(i).cloned().flatten());
+    let heads: Vec<Entry> = sym.outputs.iter().map(|o| entry(&o.node, o.index)).collect();
+    let args: Vec<Entry> = args.iter().map(|n| entry(n, 0)).collect();
+    let aux: Vec<Entry> = aux.iter().map(|n| entry(n, 0)).collect();
     Ok(Inferred {
-        args: args.iter().map(|n| meta_of(n, 0)).collect(),
-        aux: aux.iter().map(|n| meta_of(n, 0)).collect(),
-        outputs: sym.outputs.iter().map(|o| meta_of(&o.node, o.index)).collect(),
+        args: args.iter().map(meta).collect(),
+        outputs: heads.iter().map(meta).collect(),
+        aux: aux.iter().map(meta).collect(),
+        arg_shapes: args.into_iter().map(|e| e.shape).collect(),
+        out_shapes: heads.into_iter().map(|e| e.shape).collect(),
+        aux_shapes: aux.into_iter().map(|e| e.shape).collect(),
         nodes: outs,
     })
 }
 
 /// One pass over an op node; true when something new was learnt.
-fn infer_node(
-    n: &Arc<SymNode>,
-    vars: &mut HashMap<usize, Var>,
-    outs: &mut HashMap<usize, Vec<Option<Meta>>>,
-) -> Result<bool> {
+fn infer_node(n: &Arc<SymNode>, ents: &mut HashMap<Slot, Entry>, done: &mut HashSet<usize>) -> Result<bool> {
     let Some(op) = &n.op else { return Ok(false) };
-    // The dtype a variable without one takes: that of the first input that has one.
-    let sibling_dtype = n.inputs.iter().find_map(|i| match vars.get(&key(&i.node)) {
-        Some(v) => v.dtype,
-        None => outs.get(&key(&i.node)).and_then(|o| o.get(i.index).cloned().flatten()).map(|m| m.dtype),
-    });
-    let mut metas: Vec<Option<Meta>> = n
-        .inputs
-        .iter()
-        .map(|i| match vars.get(&key(&i.node)) {
-            Some(v) => v.shape.as_ref().map(|s| Meta::new(s, v.dtype.or(sibling_dtype).unwrap_or(DType::F32))),
-            None => outs.get(&key(&i.node)).and_then(|o| o.get(i.index).cloned().flatten()),
-        })
-        .collect();
-    let mut progress = false;
+    let src = |i: &super::NodeOut| (key(&i.node), i.index);
+    let in_ents: Vec<Entry> = n.inputs.iter().map(|i| ents.get(&src(i)).cloned().unwrap_or_default()).collect();
+    // An input without a dtype takes that of the first input that has one (float32 otherwise).
+    let sibling = in_ents.iter().find_map(|e| e.dtype);
+    let mut in_dtypes: Vec<DType> = in_ents.iter().map(|e| e.dtype.or(sibling).unwrap_or(DType::F32)).collect();
+    let mut ins: Vec<PartialShape> = in_ents.into_iter().map(|e| e.shape).collect();
+    let mut outs: Vec<PartialShape> =
+        (0..n.num_outputs()).map(|j| ents.get(&(key(n), j)).and_then(|e| e.shape.clone())).collect();
+    let in_op = |e| in_operator(&n.name, e);
+
+    // Inputs the op can shape from the others (a `FullyConnected` weight from its data).
+    let metas: Vec<Option<Meta>> =
+        ins.iter().zip(&in_dtypes).map(|(s, &d)| partial::complete(s).map(|s| Meta::new(&s, d))).collect();
     for (i, sug) in op.infer_missing(&metas).into_iter().enumerate() {
-        let (Some(sug), Some(inp)) = (sug, n.inputs.get(i)) else { continue };
-        let Some(var) = vars.get_mut(&key(&inp.node)) else { continue };
-        match &var.shape {
-            Some(s) if var.given && s.as_slice() != sug.shape.as_slice() => {
+        let Some(sug) = sug else { continue };
+        if let Some(Some(given)) = metas.get(i).filter(|_| n.inputs[i].node.is_variable()) {
+            if given.shape != sug.shape {
                 return Err(Error::Shape(format!(
                     "Error in operator {}: Shape inconsistent, Provided = {}, inferred shape={} (argument '{}')",
                     n.name,
-                    bracket(s),
+                    partial::fmt_partial(&partial::known(&given.shape)),
                     fmt_shape(&sug.shape),
-                    inp.node.name
+                    n.inputs[i].node.name
                 )));
             }
-            Some(_) => {}
-            None => {
-                var.shape = Some(sug.shape.to_vec());
-                var.dtype = var.dtype.or(Some(sug.dtype));
-                metas[i] = Some(Meta::new(&sug.shape, var.dtype.unwrap_or(sug.dtype)));
-                progress = true;
+        }
+        if i < ins.len() && metas[i].is_none() {
+            partial::merge(&mut ins[i], &partial::known(&sug.shape)).map_err(in_op)?;
+            if n.inputs[i].node.is_variable() && ents.get(&src(&n.inputs[i])).is_some_and(|e| e.dtype.is_none()) {
+                in_dtypes[i] = sug.dtype;
             }
         }
     }
-    if metas.iter().all(Option::is_some) && !outs.contains_key(&key(n)) {
-        let ms: Vec<Meta> = metas.into_iter().flatten().collect();
-        let res = op.infer(&ms).map_err(|e| in_operator(&n.name, e))?;
-        outs.insert(key(n), res.into_iter().map(Some).collect());
-        progress = true;
+    let complete: Option<Vec<Vec<usize>>> = ins.iter().map(partial::complete).collect();
+    let mut out_dtypes: Vec<Option<DType>> = vec![None; outs.len()];
+    match complete {
+        Some(shapes) => {
+            let ms: Vec<Meta> = shapes.iter().zip(&in_dtypes).map(|(s, &d)| Meta::new(s, d)).collect();
+            let res = op.infer(&ms).map_err(in_op)?;
+            for (j, m) in res.into_iter().enumerate().take(outs.len()) {
+                partial::merge(&mut outs[j], &partial::known(&m.shape)).map_err(in_op)?;
+                out_dtypes[j] = Some(m.dtype);
+            }
+            done.insert(key(n));
+        }
+        None => op.infer_partial(&mut ins, &mut outs).map_err(in_op)?,
+    }
+    let mut progress = done.contains(&key(n));
+    for (i, inp) in n.inputs.iter().enumerate() {
+        let e = ents.entry(src(inp)).or_default();
+        progress |= partial::merge(&mut e.shape, &ins[i]).map_err(in_op)?;
+        if inp.node.is_variable() && e.dtype.is_none() && e.shape.is_some() {
+            e.dtype = Some(in_dtypes[i]);
+        }
+    }
+    for (j, s) in outs.iter().enumerate() {
+        let e = ents.entry((key(n), j)).or_default();
+        progress |= partial::merge(&mut e.shape, s).map_err(in_op)?;
+        e.dtype = e.dtype.or(out_dtypes[j]);
     }
     Ok(progress)
 }
@@ -192,7 +220,8 @@ pub fn infer_types(sym: &Symbol, known: &Known) -> Result<Inferred> {
                 }
             }
         }
-        let out = (0..n.num_outputs()).map(|j| from_full.get(j).copied().flatten().or(first)).collect();
+        let fixed = n.op.as_ref().and_then(|op| op.fixed_dtype());
+        let out = (0..n.num_outputs()).map(|j| from_full.get(j).copied().flatten().or(fixed).or(first)).collect();
         dts.insert(k, out);
     }
     let (args, aux) = sym.variables();

@@ -31,7 +31,9 @@ pub fn to_json(sym: &Symbol) -> String {
     let mut out = String::from("{\n  \"nodes\": [\n");
     for (i, n) in nodes.iter().enumerate() {
         let _ = write!(out, "    {{\n      \"op\": {}, \n      \"name\": {}, \n", quote(n.op_name()), quote(&n.name));
-        let attrs = n.attrs();
+        // MXNet keeps node attributes in a sorted map, so its JSON lists them by key.
+        let mut attrs = n.attrs();
+        attrs.sort_by(|a, b| a.0.cmp(&b.0));
         if !attrs.is_empty() {
             let kv: Vec<String> = attrs.iter().map(|(k, v)| format!("        {}: {}", quote(k), quote(v))).collect();
             let _ = write!(out, "      \"attrs\": {{\n{}\n      }}, \n", kv.join(", \n"));

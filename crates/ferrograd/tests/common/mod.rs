@@ -79,6 +79,7 @@ pub fn round_to(v: f64, dt: DType) -> f64 {
         DType::I32 => v as i32 as f64,
         DType::I64 => v as i64 as f64,
         DType::U8 => v as u8 as f64,
+        DType::I8 => v as i8 as f64,
         DType::Bool => f64::from(u8::from(v != 0.0)),
     }
 }

@@ -359,6 +359,22 @@ impl Op for Convolution {
     fn attrs(&self) -> Vec<(&'static str, String)> {
         self.p.attrs(false)
     }
+    fn infer_partial(
+        &self,
+        ins: &mut [crate::ops::partial::PartialShape],
+        outs: &mut [crate::ops::partial::PartialShape],
+    ) -> Result<()> {
+        let w = &self.p.win;
+        let g = crate::ops::partial::ConvGeometry {
+            kernel: &w.kernel,
+            stride: &w.stride,
+            dilate: &w.dilate,
+            pad: &w.pad,
+            num_filter: self.p.num_filter,
+            num_group: self.p.num_group,
+        };
+        crate::ops::partial::convolution(&g, ins, outs)
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let dt = check_float(self.name(), self.arg_names(), inputs)?;
         let bias = inputs.get(2).map(|m| &m.shape[..]);

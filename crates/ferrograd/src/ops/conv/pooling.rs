@@ -90,7 +90,14 @@ impl PoolParams {
     /// Checks the declared parameters of op `op`.
     pub fn new(op: &str, p: &PoolingParams) -> Result<PoolParams> {
         let win = if !p.kernel.is_empty() || !p.global_pool {
-            Some(Window::new(op, &p.kernel, &p.stride, &[], &p.pad)?)
+            // MXNet's Pooling reads only the first `kernel.len()` pad entries (a 1-D pooling
+            // given `pad=(1, 1, 1)` pads by 1), so longer tuples are cut, not rejected.
+            let pad = if p.pad.len() > p.kernel.len() && !p.kernel.is_empty() {
+                &p.pad[..p.kernel.len()]
+            } else {
+                &p.pad[..]
+            };
+            Some(Window::new(op, &p.kernel, &p.stride, &[], pad)?)
         } else {
             None
         };

@@ -356,7 +356,8 @@ pub fn assign(x: &mut NDArray, items: &[IndexItem], value: &NDArray) -> Result<(
     out_shape.extend_from_slice(&r.bshape);
     out_shape.extend_from_slice(&rest_shape[p..]);
     let value = if value.dtype() == x.dtype() { value.clone() } else { value.astype(x.dtype()) };
-    let vl = value.layout().broadcast_to(&out_shape).ok_or_else(|| {
+    let vl = crate::ndarray::convert::assignable_layout(value.layout(), out_shape.len());
+    let vl = vl.broadcast_to(&out_shape).ok_or_else(|| {
         Error::Shape(format!(
             "assignment: cannot broadcast value of shape {} to the indexed shape {}",
             fmt_shape(value.shape()),

@@ -83,6 +83,13 @@ impl Op for Activation {
     fn attrs(&self) -> Vec<(&'static str, String)> {
         ActivationParams { act_type: self.act }.to_attrs()
     }
+    fn infer_partial(
+        &self,
+        ins: &mut [crate::ops::partial::PartialShape],
+        outs: &mut [crate::ops::partial::PartialShape],
+    ) -> Result<()> {
+        crate::ops::partial::same_shape(ins, outs)
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         float_only("Activation", "data", inputs[0].dtype)?;
         Ok(vec![inputs[0].clone()])

@@ -96,6 +96,13 @@ impl Op for FullyConnected {
         let Ok((_, k, _)) = self.dims(&d.shape) else { return Vec::new() };
         vec![None, Some(Meta::new(&[self.num_hidden, k], d.dtype)), Some(Meta::new(&[self.num_hidden], d.dtype))]
     }
+    fn infer_partial(
+        &self,
+        ins: &mut [crate::ops::partial::PartialShape],
+        outs: &mut [crate::ops::partial::PartialShape],
+    ) -> Result<()> {
+        crate::ops::partial::fully_connected(self.num_hidden, self.flatten, ins, outs)
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         same_dtype("FullyConnected", self.arg_names(), inputs)?;
         let (_, k, out) = self.dims(&inputs[0].shape)?;
@@ -350,6 +357,13 @@ impl Op for Embedding {
     }
     fn infer_missing(&self, _inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
         vec![None, Some(Meta::new(&[self.input_dim, self.output_dim], self.dtype))]
+    }
+    fn infer_partial(
+        &self,
+        ins: &mut [crate::ops::partial::PartialShape],
+        outs: &mut [crate::ops::partial::PartialShape],
+    ) -> Result<()> {
+        crate::ops::partial::embedding(self.output_dim, ins, outs)
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let (d, w) = (&inputs[0], &inputs[1]);

@@ -511,6 +511,13 @@ impl Op for BlockGrad {
     fn name(&self) -> &'static str {
         "BlockGrad"
     }
+    fn infer_partial(
+        &self,
+        ins: &mut [crate::ops::partial::PartialShape],
+        outs: &mut [crate::ops::partial::PartialShape],
+    ) -> Result<()> {
+        crate::ops::partial::same_shape(ins, outs)
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         Ok(vec![inputs[0].clone()])
     }

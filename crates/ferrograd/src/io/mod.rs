@@ -1,0 +1,161 @@
+//! MXNet 1.x's NDArray files (`mx.nd.save` / `mx.nd.load`, the `.params` of a checkpoint), read
+//! and written byte for byte as MXNet does.
+//!
+//! A file is a `u64` magic (`0x112`), a reserved `u64`, the arrays (a `u64` count, then one record
+//! each) and the keys (a `u64` count, then a `u64` length and the UTF-8 bytes of each; no keys for
+//! a list). All integers are little-endian. A record is a magic number for its version, a storage
+//! type, the shape, the device, MXNet's element type code and the elements in row-major order.
+//!
+//! Reading accepts every record version MXNet 1.x reads: V3 (NumPy shapes), V2, V1 and the
+//! magic-less records of the earliest versions. Sparse records (`row_sparse`, `csr`) load as dense
+//! arrays with the same values. Arrays on a GPU load onto the CPU. Truncated or corrupt input is
+//! an error naming the file and the byte offset; lengths are checked against the bytes that
+//! remain before anything is allocated.
+//!
+//! ```
+//! use ferrograd::{io, NDArray};
+//! let w = NDArray::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+//! let bytes = io::to_bytes(&io::Arrays::Dict(vec![("arg:w".into(), w)]));
+//! let io::Arrays::Dict(loaded) = io::from_bytes(&bytes, "the buffer")? else { unreachable!() };
+//! assert_eq!(loaded[0].0, "arg:w");
+//! assert_eq!(loaded[0].1.to_f64_vec(), vec![1.0, 2.0, 3.0, 4.0]);
+//! # Ok::<(), ferrograd::Error>(())
+//! ```
+
+mod codec;
+mod reader;
+mod sparse;
+mod writer;
+
+use std::path::Path;
+
+use reader::{Body, Reader, Record};
+
+use crate::error::{fmt_shape, Error, Result};
+use crate::{DType, NDArray};
+
+/// The contents of an NDArray file: a list, or named arrays in file order.
+#[derive(Clone)]
+pub enum Arrays {
+    List(Vec<NDArray>),
+    Dict(Vec<(String, NDArray)>),
+}
+
+impl Arrays {
+    /// The arrays, in file order.
+    pub fn arrays(&self) -> Vec<&NDArray> {
+        match self {
+            Arrays::List(v) => v.iter().collect(),
+            Arrays::Dict(v) => v.iter().map(|(_, a)| a).collect(),
+        }
+    }
+}
+
+/// Encodes `data` as an NDArray file (V3 records under NumPy shape semantics, else V2, as MXNet).
+pub fn to_bytes(data: &Arrays) -> Vec<u8> {
+    let keys: Vec<&str> = match data {
+        Arrays::List(_) => Vec::new(),
+        Arrays::Dict(v) => v.iter().map(|(k, _)| k.as_str()).collect(),
+    };
+    writer::file(&data.arrays(), &keys, crate::np_shape())
+}
+
+/// Writes `data` to the file `path`.
+pub fn save(path: impl AsRef<Path>, data: &Arrays) -> Result<()> {
+    let path = path.as_ref();
+    std::fs::write(path, to_bytes(data))
+        .map_err(|e| Error::Runtime(format!("nd.save: cannot write '{}': {e}", path.display())))
+}
+
+/// Reads the NDArray file `path`, decoding as it reads (the file's bytes are not held in memory).
+pub fn load(path: impl AsRef<Path>) -> Result<Arrays> {
+    let path = path.as_ref();
+    let cannot = |e: std::io::Error| Error::Runtime(format!("nd.load: cannot read '{}': {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let len = file.metadata().map_err(cannot)?.len();
+    let len =
+        usize::try_from(len).map_err(|_| Error::Runtime(format!("nd.load: '{}' is too large", path.display())))?;
+    let source = format!("file '{}'", path.display());
+    decode(Reader::from_file(file, len, &source), &source)
+}
+
+/// Decodes an NDArray file held in memory; `source` names it in errors (`"file 'x.params'"`).
+pub fn from_bytes(bytes: &[u8], source: &str) -> Result<Arrays> {
+    decode(Reader::new(bytes, source), source)
+}
+
+fn decode(mut r: Reader<'_>, source: &str) -> Result<Arrays> {
+    let magic = r.u64("the file header")?;
+    if magic != writer::FILE_MAGIC {
+        return Err(r.corrupt(0, format!("not an MXNet NDArray file (header {magic:#x}, expected 0x112)")));
+    }
+    r.u64("the file header")?; // reserved
+    let n = r.count("the array count", 4)?;
+    let records = (0..n).map(|i| reader::record(&mut r, i)).collect::<Result<Vec<_>>>()?;
+    let keys_at = r.pos();
+    let n_keys = r.count("the key count", 8)?;
+    if n_keys != 0 && n_keys != n {
+        return Err(r.corrupt(keys_at, format!("{n_keys} keys for {n} arrays")));
+    }
+    let mut keys = Vec::with_capacity(n_keys);
+    for i in 0..n_keys {
+        let at = r.pos();
+        let len = r.count(&format!("the length of key #{i}"), 1)?;
+        let text = r.take(len, "a key")?;
+        let key = std::str::from_utf8(&text).map_err(|_| r.corrupt(at, format!("key #{i} is not UTF-8")))?;
+        keys.push(key.to_owned());
+    }
+    if keys.is_empty() {
+        let arrays = records.into_iter().enumerate().map(|(i, rec)| resolve(rec, &format!("#{i}"), source));
+        Ok(Arrays::List(arrays.collect::<Result<_>>()?))
+    } else {
+        let pairs = keys.into_iter().zip(records).map(|(k, rec)| {
+            let a = resolve(rec, &format!("'{k}'"), source)?;
+            Ok((k, a))
+        });
+        Ok(Arrays::Dict(pairs.collect::<Result<_>>()?))
+    }
+}
+
+/// One record on its own (MXNet's pickled state of an NDArray, `__getstate__()['handle']`).
+pub fn array_to_bytes(a: &NDArray) -> Vec<u8> {
+    let mut out = Vec::new();
+    writer::record(&mut out, a, crate::np_shape());
+    out
+}
+
+/// Decodes one record on its own (as [`array_to_bytes`] writes it).
+pub fn array_from_bytes(bytes: &[u8], source: &str) -> Result<NDArray> {
+    let mut r = Reader::new(bytes, source);
+    let rec = reader::record(&mut r, 0)?;
+    resolve(rec, "#0", source)
+}
+
+/// The array a record stands for, named `name` in errors: checks what cannot be decided before the
+/// keys are known.
+fn resolve(rec: Record, name: &str, source: &str) -> Result<NDArray> {
+    let at = rec.offset;
+    match rec.body {
+        // MXNet's never-allocated array: the nearest ferrograd array is an empty one.
+        Body::None => Ok(NDArray::zeros(&[0], DType::F32)),
+        Body::Unsupported(dtype) => Err(Error::DType(format!(
+            "nd.load: array {name} in {source} (byte offset {at}) has dtype {dtype}, which ferrograd does not support"
+        ))),
+        Body::Array(a) => {
+            // MXNet reads a zero-size dimension only in the shape semantics it was saved in (in
+            // MXNet 1.x's own semantics a 0 means "unknown"); ferrograd refuses the same files so
+            // that what loads here also loads in MXNet. Other shapes load in either mode.
+            let saved_np = rec.version.np_shape();
+            if a.ndim() > 0 && a.shape().contains(&0) && saved_np != crate::np_shape() {
+                let (how, turn) = if saved_np { ("on", "True") } else { ("off", "False") };
+                return Err(Error::Runtime(format!(
+                    "nd.load: array {name} in {source} (byte offset {at}) has the zero-size shape {} and \
+                     was saved with NumPy shape semantics {how}, so it must be loaded with them {how}: \
+                     use `with mx.util.np_shape({turn}):`",
+                    fmt_shape(a.shape())
+                )));
+            }
+            Ok(a)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+"""NDArray methods written in Python: MXNet 1.x's storage and DLPack methods and its
+basic-indexing contiguity helper. None is on a per-op hot path."""
+
+from ..base import ValueError_
+from . import _interop
+
+
+def tostype(self, stype):
+    """A copy with storage type ``stype``. Only ``'default'`` (dense) exists in ferrograd;
+    ``'csr'`` and ``'row_sparse'`` raise :class:`NotImplementedError`."""
+    if stype == "default":
+        return self.copy()
+    if stype in ("csr", "row_sparse"):
+        raise NotImplementedError(
+            f"tostype: sparse storage ({stype!r}) is not yet supported; ferrograd arrays are "
+            "dense ('default')")
+    raise ValueError_(f"tostype: unknown storage type {stype!r}; expected 'default', 'csr' or "
+                      "'row_sparse'")
+
+
+def to_dlpack_for_read(self):
+    """A DLPack capsule over a read-only snapshot of this array (see ``nd.to_dlpack_for_read``)."""
+    return _interop.to_dlpack_for_read(self)
+
+
+def to_dlpack_for_write(self):
+    """A DLPack capsule sharing this array's buffer (see ``nd.to_dlpack_for_write``)."""
+    return _interop.to_dlpack_for_write(self)
+
+
+def _slice_geometry(key, shape):
+    """(shape, strides in elements) of ``x[key]`` for a C-contiguous ``x`` of ``shape``, where
+    ``key`` is an int, a slice or a tuple of them (the basic indexing MXNet's helper takes)."""
+    key = key if isinstance(key, tuple) else (key,)
+    if len(key) > len(shape):
+        raise ValueError_(f"too many indices ({len(key)}) for an array of shape {shape}")
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.insert(0, step)
+        step *= n
+    out_shape, out_strides = [], []
+    for axis, n in enumerate(shape):
+        k = key[axis] if axis < len(key) else slice(None)
+        if isinstance(k, slice):
+            start, stop, st = k.indices(n)
+            out_shape.append(len(range(start, stop, st)))
+            out_strides.append(strides[axis] * st)
+        elif not isinstance(k, int):
+            raise ValueError_(f"basic index entries must be ints or slices, got {k!r}")
+    return out_shape, out_strides
+
+
+def _basic_indexing_slice_is_contiguous(slc_key, shape):
+    """Whether ``x[slc_key]`` of a C-contiguous array of ``shape`` is itself C-contiguous (so
+    MXNet and ferrograd return a view that shares memory); NumPy's ``flags.contiguous`` rule:
+    size-1 axes do not count, and an empty result is contiguous."""
+    out_shape, out_strides = _slice_geometry(slc_key, shape)
+    if 0 in out_shape:
+        return True
+    expected = 1
+    for n, s in zip(reversed(out_shape), reversed(out_strides), strict=True):
+        if n == 1:
+            continue
+        if s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def argmax_channel(self):
+    """Indices of the maxima along axis 1 (see ``nd.argmax_channel``)."""
+    from .ndarray import argmax_channel as _argmax_channel
+    return _argmax_channel(self)
+
+
+def shape_array(self):
+    """This array's shape as a 1-D int64 array."""
+    from .ndarray import shape_array as _f
+    return _f(self)
+
+
+def size_array(self):
+    """This array's size as a 1-element int64 array."""
+    from .ndarray import size_array as _f
+    return _f(self)
+
+
+def reshape_like(self, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None):
+    """This array reshaped like ``rhs`` (see ``nd.reshape_like``)."""
+    from .ndarray import reshape_like as _f
+    return _f(self, rhs, lhs_begin, lhs_end, rhs_begin, rhs_end)
+
+
+def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
+    """This array split along ``axis`` (see ``nd.split_v2``)."""
+    from .ndarray import split_v2 as _f
+    return _f(self, indices_or_sections, axis, squeeze_axis)
+
+
+def attach(cls):
+    for f in (shape_array, size_array, reshape_like, split_v2):
+        setattr(cls, f.__name__, f)
+    cls.argmax_channel = argmax_channel
+    cls.tostype = tostype
+    cls.to_dlpack_for_read = to_dlpack_for_read
+    cls.to_dlpack_for_write = to_dlpack_for_write
+    cls._basic_indexing_slice_is_contiguous = staticmethod(_basic_indexing_slice_is_contiguous)
+    return cls

@@ -1,0 +1,185 @@
+"""``mx.nd.ndarray``: the NDArray class and MXNet 1.x's legacy array helpers.
+
+The helpers (``concatenate``, ``moveaxis``, ``onehot_encode``, ``fill_element_0index``, the DLPack
+functions) predate the operator versions (``concat``, ``transpose``, ``one_hot``, ...) and are kept
+so that old MXNet code runs unchanged; they are built from those operators.
+"""
+
+import numpy as _np
+
+from .._ferrograd import NDArray
+from ..base import MXNetError, ShapeError, ValueError_
+from ._interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
+
+py_slice = slice  # MXNet's name for the builtin (``from mxnet.ndarray.ndarray import py_slice``)
+
+
+def _ops():
+    from . import _registry
+    return _registry.make_ops()
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """Joins a list of arrays along ``axis`` (the legacy form of ``nd.concat``).
+
+    All arrays must share dtype and every axis size except ``axis``. With ``always_copy=False``
+    a list of one array returns that array itself.
+    """
+    if not isinstance(arrays, (list, tuple)) or not arrays:
+        raise ValueError_("concatenate: arrays must be a non-empty list of NDArrays")
+    if not all(isinstance(a, NDArray) for a in arrays):
+        raise ValueError_("concatenate: every element of arrays must be an NDArray, got "
+                          + ", ".join(type(a).__name__ for a in arrays))
+    if not always_copy and len(arrays) == 1:
+        return arrays[0]
+    first = arrays[0]
+    ax = _normalize_axes(axis, first.ndim, "concatenate", "axis")[0]
+    for a in arrays[1:]:
+        if a.dtype != first.dtype:
+            raise MXNetError(f"concatenate: dtypes differ ({_np.dtype(first.dtype).name} and "
+                             f"{_np.dtype(a.dtype).name})")
+        if a.ndim != first.ndim or any(
+                a.shape[d] != first.shape[d] for d in range(first.ndim) if d != ax):
+            raise ShapeError(f"concatenate: shapes {first.shape} and {a.shape} differ outside "
+                             f"axis {axis}")
+    if len(arrays) == 1:
+        return first.copy()
+    return _ops()["concat"](*arrays, dim=ax)
+
+
+def _normalize_axes(axes, ndim, op, name):
+    """``axes`` (an int or a sequence of ints) as non-negative axis numbers below ``ndim``."""
+    seq = [axes] if isinstance(axes, (int, _np.integer)) else list(axes)
+    out = []
+    for a in seq:
+        if not isinstance(a, (int, _np.integer)):
+            raise ValueError_(f"{op}: {name} must be an int or a sequence of ints, got {axes!r}")
+        if not -ndim <= a < ndim:
+            raise ValueError_(f"{op}: {name} {a} is out of range for an array with {ndim} "
+                              "dimension(s)")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError_(f"{op}: repeated axis in {name} {axes!r}")
+    return out
+
+
+def moveaxis(tensor, source, destination):
+    """Moves axes ``source`` to positions ``destination`` (ints or equal-length sequences); the
+    other axes keep their order. Returns a new array, as ``nd.transpose`` does."""
+    src = _normalize_axes(source, tensor.ndim, "moveaxis", "source")
+    dst = _normalize_axes(destination, tensor.ndim, "moveaxis", "destination")
+    if len(src) != len(dst):
+        raise ValueError_(f"moveaxis: source {source!r} and destination {destination!r} must "
+                          "have the same number of elements")
+    order = [d for d in range(tensor.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return _ops()["transpose"](tensor, axes=tuple(order))
+
+
+def argmax_channel(data, out=None, name=None):
+    """Indices of the maxima along axis 1 (MXNet's legacy ``argmax_channel``, which is
+    ``argmax(data, axis=1)``)."""
+    if data.ndim < 2:
+        raise ValueError_(f"argmax_channel: data needs at least 2 dimensions (the channel axis "
+                          f"is 1), got shape {data.shape}")
+    return _ops()["argmax"](data, axis=1, out=out)
+
+
+def shape_array(data, out=None, name=None):
+    """The shape of ``data`` as a 1-D int64 array."""
+    return _fill_out(out, NDArray_from(list(data.shape)))
+
+
+def size_array(data, out=None, name=None):
+    """The number of elements of ``data`` as a 1-element int64 array."""
+    return _fill_out(out, NDArray_from([data.size]))
+
+
+def NDArray_from(values):  # noqa: N802 - reads as a constructor
+    from . import array
+    return array(_np.array(values, dtype=_np.int64), dtype="int64")
+
+
+def _fill_out(out, res):
+    if out is None:
+        return res
+    out[:] = res
+    return out
+
+
+def reshape_like(lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None,
+                 out=None, name=None):
+    """``lhs`` reshaped to ``rhs``'s shape; with the begin/end parameters, only
+    ``lhs.shape[lhs_begin:lhs_end]`` is replaced by ``rhs.shape[rhs_begin:rhs_end]``."""
+    def span(n, begin, end):
+        begin = 0 if begin is None else (begin + n if begin < 0 else begin)
+        end = n if end is None else (end + n if end < 0 else end)
+        return begin, end
+    lb, le = span(lhs.ndim, lhs_begin, lhs_end)
+    rb, re = span(rhs.ndim, rhs_begin, rhs_end)
+    shape = lhs.shape[:lb] + rhs.shape[rb:re] + lhs.shape[le:]
+    if int(_np.prod(shape)) != lhs.size:
+        raise ShapeError(f"reshape_like: cannot reshape lhs of shape {lhs.shape} to {shape} "
+                         f"(from rhs shape {rhs.shape})")
+    return _fill_out(out, _ops()["reshape"](lhs, shape=shape))
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Splits ``ary`` along ``axis`` into equal sections (an int, which must divide the axis) or
+    at the given indices (a tuple, as ``numpy.split``); a list of arrays, or one array when there
+    is only one piece."""
+    ax = _normalize_axes(axis, ary.ndim, "split_v2", "axis")[0]
+    n = ary.shape[ax]
+    if isinstance(indices_or_sections, (int, _np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0 or n % k:
+            raise ValueError_(f"split_v2: {k} sections do not divide axis {axis} of size {n} "
+                              "equally")
+        bounds = [i * (n // k) for i in range(k + 1)]
+    else:
+        bounds = [0, *[int(i) for i in indices_or_sections], n]
+        if any(a > b for a, b in zip(bounds, bounds[1:], strict=False)):
+            raise ValueError_(f"split_v2: indices {tuple(indices_or_sections)} must be "
+                              f"increasing and within axis {axis} of size {n}")
+    slice_axis, squeeze = _ops()["slice_axis"], _ops()["squeeze"]
+    parts = []
+    for b, e in zip(bounds, bounds[1:], strict=False):
+        p = slice_axis(ary, axis=ax, begin=b, end=e)
+        parts.append(squeeze(p, axis=ax) if squeeze_axis else p)
+    return parts[0] if len(parts) == 1 else parts
+
+
+def onehot_encode(indices, out):
+    """Writes the one-hot rows of the 1-D ``indices`` into the 2-D ``out`` and returns ``out``
+    (deprecated in MXNet; use ``nd.one_hot``)."""
+    if indices.ndim != 1 or out.ndim != 2 or out.shape[0] != indices.shape[0]:
+        raise ShapeError(f"onehot_encode: indices must be 1-D and out 2-D with one row per index, "
+                         f"got indices {indices.shape} and out {out.shape}")
+    out[:] = _ops()["one_hot"](indices, depth=out.shape[1], dtype=_np.dtype(out.dtype).name)
+    return out
+
+
+def fill_element_0index(lhs, mhs, rhs, out=None):
+    """A copy of the 2-D ``lhs`` with ``lhs[i, rhs[i]] = mhs[i]`` for every row ``i`` (written
+    into ``out`` when given)."""
+    if lhs.ndim != 2 or mhs.shape != (lhs.shape[0],) or rhs.shape != (lhs.shape[0],):
+        raise ShapeError(f"fill_element_0index: lhs must be 2-D and mhs, rhs 1-D with one entry "
+                         f"per row, got lhs {lhs.shape}, mhs {mhs.shape}, rhs {rhs.shape}")
+    res = lhs.copy()
+    rows = _np.arange(lhs.shape[0])
+    cols = rhs.asnumpy().astype(_np.int64)
+    if ((cols < 0) | (cols >= lhs.shape[1])).any():
+        raise ValueError_(f"fill_element_0index: indices in rhs must lie in [0, {lhs.shape[1]}), "
+                          f"got {cols.min()}..{cols.max()}")
+    res[rows, cols] = mhs
+    if out is not None:
+        out[:] = res
+        return out
+    return res
+
+
+__all__ = ["NDArray", "argmax_channel", "shape_array", "size_array", "reshape_like", "split_v2",
+           "concatenate", "moveaxis", "onehot_encode",
+           "fill_element_0index", "from_numpy", "from_dlpack", "to_dlpack_for_read",
+           "to_dlpack_for_write", "py_slice"]
