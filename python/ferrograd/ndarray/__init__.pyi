@@ -13,8 +13,8 @@ from ferrograd.base import DTypeError as DTypeError
 from ferrograd.base import MXNetError as MXNetError
 from ferrograd.base import ShapeError as ShapeError
 from ferrograd.base import ValueError_ as ValueError_
+from ferrograd.cached_op import CachedOp as CachedOp
 from ferrograd.context import Context as Context
-from ferrograd.ndarray._cached_op import CachedOp as CachedOp
 
 def Activation(
     data: NDArray, act_type: Literal['relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'], *,
@@ -43,6 +43,7 @@ def Convolution(
     layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC'] | None = ...,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def Custom(*inputs, op_type=..., **kwargs) -> Any: ...
 def Deconvolution(
     data: NDArray, weight: NDArray, bias: NDArray | None = ..., *, kernel: tuple[int, ...],
     stride: tuple[int, ...] = ..., dilate: tuple[int, ...] = ..., pad: tuple[int, ...] = ...,
@@ -416,8 +417,33 @@ def _power_scalar(
     data: NDArray, scalar: float, is_int: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _random_exponential(
+    lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_gamma(
+    alpha: float = ..., beta: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_generalized_negative_binomial(
+    mu: float = ..., alpha: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_negative_binomial(
+    k: float = ..., p: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def _random_normal(
     loc: float = ..., scale: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_poisson(
+    lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
@@ -454,8 +480,38 @@ def _rpower_scalar(
     data: NDArray, scalar: float, is_int: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _sample_exponential(
+    lam: NDArray, shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _sample_gamma(
+    alpha: NDArray, beta: NDArray, shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _sample_generalized_negative_binomial(
+    mu: NDArray, alpha: NDArray, shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _sample_multinomial(
+    data: NDArray, shape: tuple[int, ...] = ..., get_prob: bool = ...,
+    dtype: Literal['uint8', 'int32', 'float16', 'float32', 'float64'] = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _sample_negative_binomial(
+    k: NDArray, p: NDArray, shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def _sample_normal(
     mu: NDArray, sigma: NDArray, shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _sample_poisson(
+    lam: NDArray, shape: tuple[int, ...] = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
@@ -464,6 +520,7 @@ def _sample_uniform(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _shuffle(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def _sub(
     lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
@@ -744,8 +801,33 @@ def prod(
     *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def radians(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
+def random_exponential(
+    lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_gamma(
+    alpha: float = ..., beta: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_generalized_negative_binomial(
+    mu: float = ..., alpha: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_negative_binomial(
+    k: float = ..., p: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def random_normal(
     loc: float = ..., scale: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_poisson(
+    lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
@@ -779,8 +861,38 @@ def reverse(
 def rint(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def round(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def rsqrt(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
+def sample_exponential(
+    lam: NDArray, shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def sample_gamma(
+    alpha: NDArray, beta: NDArray, shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def sample_generalized_negative_binomial(
+    mu: NDArray, alpha: NDArray, shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def sample_multinomial(
+    data: NDArray, shape: tuple[int, ...] = ..., get_prob: bool = ...,
+    dtype: Literal['uint8', 'int32', 'float16', 'float32', 'float64'] = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def sample_negative_binomial(
+    k: NDArray, p: NDArray, shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def sample_normal(
     mu: NDArray, sigma: NDArray, shape: tuple[int, ...] = ...,
+    dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def sample_poisson(
+    lam: NDArray, shape: tuple[int, ...] = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
@@ -795,6 +907,7 @@ def scatter_nd(
     name: str | None = ...,
 ) -> Any: ...
 def shape_array(data, out=..., name=...) -> Any: ...
+def shuffle(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def sigmoid(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def sign(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def sin(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
