@@ -18,6 +18,7 @@ from .. import name as _name
 from .. import ndarray as nd
 from .. import symbol as sym
 from ..base import MXNetError
+from . import _serialization
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 
 __all__ = ["Block", "HybridBlock"]
@@ -205,6 +206,25 @@ class Block:
         """Initialise all parameters (see ``ParameterDict.initialize``)."""
         self.collect_params().initialize(init if init is not None else _init.Uniform(), ctx,
                                          verbose, force_reinit)
+
+    def save_parameters(self, filename, deduplicate=False):
+        """Save parameters keyed by attribute path (``0.weight``) in MXNet's format."""
+        _serialization.save_block(self, filename, deduplicate)
+
+    def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+                        cast_dtype=False, dtype_source="current"):
+        """Load a ``save_parameters`` file (or a name-keyed one); all checks run before any
+        parameter changes."""
+        _serialization.load_block(self, filename, ctx, allow_missing, ignore_extra, cast_dtype,
+                                  dtype_source)
+
+    def save_params(self, filename):
+        """Deprecated MXNet form: keys are parameter names without this block's prefix."""
+        self.collect_params().save(filename, strip_prefix=self.prefix)
+
+    def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
+        """Deprecated MXNet form of ``load_parameters``."""
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
 
     def register_forward_pre_hook(self, hook):
         """``hook(block, inputs)`` runs before each forward."""

@@ -461,6 +461,18 @@ class ParameterDict:
         for param in self.values():
             setattr(param, name, value)
 
+    def save(self, filename, strip_prefix=""):
+        """Write every parameter's data to ``filename`` keyed by name minus ``strip_prefix``."""
+        from . import _serialization
+        _serialization.save_dict(self, filename, strip_prefix)
+
+    def load(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+             restore_prefix="", cast_dtype=False, dtype_source="current"):
+        """Load a file written by ``save`` (keys get ``restore_prefix`` prepended)."""
+        from . import _serialization
+        _serialization.load_dict(self, filename, ctx, allow_missing, ignore_extra,
+                                 restore_prefix, cast_dtype, dtype_source)
+
     def _select(self, select):
         """A new dict (same prefix) with the parameters whose names match regex ``select``."""
         if select is None:
