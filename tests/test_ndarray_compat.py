@@ -335,3 +335,11 @@ def test_split_v2_squeeze_axis_and_single_piece():
     parts = x.split_v2(3, axis=0, squeeze_axis=True)
     assert [p.shape for p in parts] == [(2,)] * 3
     assert mx.nd.split_v2(x, 1).shape == (3, 2)
+
+
+def test_storage_type_codes_match_mxnet_files():
+    from ferrograd.ndarray.ndarray import _STORAGE_TYPE_ID_TO_STR, _STORAGE_TYPE_STR_TO_ID
+    # The codes MXNet writes into .params records (default 0, row_sparse 1, csr 2).
+    assert _STORAGE_TYPE_STR_TO_ID == {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+    assert _STORAGE_TYPE_ID_TO_STR[2] == "csr"
+    assert mx.nd.zeros((2,)).stype == "default"

@@ -13,6 +13,11 @@ from ._interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for
 
 py_slice = slice  # MXNet's name for the builtin (``from mxnet.ndarray.ndarray import py_slice``)
 
+# MXNet's storage-type codes (the ids its files and C API use). ferrograd stores every array
+# densely ('default'); the sparse codes name what MXNet files may contain.
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
+
 
 def _ops():
     from . import _registry
