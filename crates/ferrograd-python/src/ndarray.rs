@@ -295,7 +295,13 @@ impl PyNDArray {
     /// The element type as a NumPy type class (`numpy.float32`), as in MXNet.
     #[getter]
     fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::numpy(py)?.getattr(self.inner.dtype().name())
+        // `numpy.bool_` names the boolean scalar type in NumPy 1 and 2 (`numpy.bool` is
+        // a deprecated alias of the builtin in NumPy 1).
+        let name = match self.inner.dtype() {
+            DType::Bool => "bool_",
+            other => other.name(),
+        };
+        convert::numpy(py)?.getattr(name)
     }
 
     #[getter]
