@@ -11,6 +11,7 @@ use ferrograd_kernels::Element;
 use crate::dtype::{DType, DTypeElem};
 use crate::error::{Error, Result};
 use crate::ndarray::{checked_numel, NDArray};
+use crate::ops::elementwise_extra::gammaln;
 use crate::{with_dtype, with_float_dtype};
 
 struct Stream {
@@ -243,7 +244,7 @@ impl ElemRng {
             if k < 0.0 || (us < 0.013 && v > us) {
                 continue;
             }
-            if v.ln() + inv_alpha.ln() - (a / (us * us) + b).ln() <= -lam + k * loglam - ln_gamma(k + 1.0) {
+            if v.ln() + inv_alpha.ln() - (a / (us * us) + b).ln() <= -lam + k * loglam - gammaln(k + 1.0) {
                 return k;
             }
         }
@@ -254,30 +255,6 @@ impl ElemRng {
 pub fn sequence_rng() -> ElemRng {
     let (key, start) = reserve(1);
     ElemRng::new(0, start, key)
-}
-
-/// `ln Γ(x)` for `x > 0` (Lanczos, g = 7, 9 terms: about 15 significant digits).
-pub fn ln_gamma(x: f64) -> f64 {
-    const G: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        // Reflection: Γ(x) Γ(1 - x) = π / sin(πx).
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let t = x + 7.5;
-    let s = G[1..].iter().enumerate().fold(G[0], |s, (k, &g)| s + g / (x + k as f64 + 1.0));
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + s.ln()
 }
 
 /// Fills `out` (contiguous, float or integer) with `f(rng, q)` for each element `q`, every

@@ -53,18 +53,26 @@ impl Arrays {
 
 /// Encodes `data` as an NDArray file (V3 records under NumPy shape semantics, else V2, as MXNet).
 pub fn to_bytes(data: &Arrays) -> Vec<u8> {
+    let mut out = Vec::new();
+    // ok to ignore: writing into a Vec cannot fail
+    let _ = write(&mut out, data);
+    out
+}
+
+fn write<W: std::io::Write>(out: &mut W, data: &Arrays) -> std::io::Result<()> {
     let keys: Vec<&str> = match data {
         Arrays::List(_) => Vec::new(),
         Arrays::Dict(v) => v.iter().map(|(k, _)| k.as_str()).collect(),
     };
-    writer::file(&data.arrays(), &keys, crate::np_shape())
+    writer::file(out, &data.arrays(), &keys, crate::np_shape())
 }
 
-/// Writes `data` to the file `path`.
+/// Writes `data` to the file `path`, encoding as it writes (no whole-file buffer).
 pub fn save(path: impl AsRef<Path>, data: &Arrays) -> Result<()> {
     let path = path.as_ref();
-    std::fs::write(path, to_bytes(data))
-        .map_err(|e| Error::Runtime(format!("nd.save: cannot write '{}': {e}", path.display())))
+    let cannot = |e: std::io::Error| Error::Runtime(format!("nd.save: cannot write '{}': {e}", path.display()));
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).map_err(cannot)?);
+    write(&mut file, data).and_then(|()| std::io::Write::flush(&mut file)).map_err(cannot)
 }
 
 /// Reads the NDArray file `path`, decoding as it reads (the file's bytes are not held in memory).
@@ -120,7 +128,8 @@ fn decode(mut r: Reader<'_>, source: &str) -> Result<Arrays> {
 /// One record on its own (MXNet's pickled state of an NDArray, `__getstate__()['handle']`).
 pub fn array_to_bytes(a: &NDArray) -> Vec<u8> {
     let mut out = Vec::new();
-    writer::record(&mut out, a, crate::np_shape());
+    // ok to ignore: writing into a Vec cannot fail
+    let _ = writer::record(&mut out, a, crate::np_shape(), &mut Vec::new());
     out
 }
 

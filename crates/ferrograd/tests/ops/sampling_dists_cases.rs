@@ -1,9 +1,9 @@
 //! The samplers of `ops::sampling_dists`: moments of each distribution (generous bounds: about
 //! five standard errors), per-element parameters, multinomial categories, shuffles, and
-//! `ln_gamma` against known values.
+//! `ln_gamma` (the shared `gammaln`) against known values.
 
 use ferrograd::ops::call;
-use ferrograd::random::ln_gamma;
+use ferrograd::ops::elementwise_extra::gammaln as ln_gamma;
 use ferrograd::DType::{F32, F64, I32};
 
 use crate::common::*;

@@ -24,6 +24,16 @@ class _SequentialMixin:
     def __repr__(self):
         return _children_repr(self)
 
+    def _run_children(self, x, args):
+        """Feeds each child the previous one's output; a tuple/list output passes its first
+        element as ``x`` and the rest as extra arguments."""
+        for block in self._children.values():
+            x = block(x, *args)
+            args = ()
+            if isinstance(x, (tuple, list)):
+                x, args = x[0], tuple(x[1:])
+        return (x,) + args if args else x
+
     def __getitem__(self, key):
         children = list(self._children.values())[key]
         if not isinstance(key, slice):
@@ -52,12 +62,7 @@ class Sequential(_SequentialMixin, Block):
         super().hybridize(active, **kwargs)
 
     def forward(self, x, *args):
-        for block in self._children.values():
-            x = block(x, *args)
-            args = ()
-            if isinstance(x, (tuple, list)):
-                x, args = x[0], tuple(x[1:])
-        return (x,) + args if args else x
+        return self._run_children(x, args)
 
 
 class HybridSequential(_SequentialMixin, HybridBlock):
@@ -67,12 +72,7 @@ class HybridSequential(_SequentialMixin, HybridBlock):
         super().__init__(prefix=prefix, params=params)
 
     def hybrid_forward(self, F, x, *args):
-        for block in self._children.values():
-            x = block(x, *args)
-            args = ()
-            if isinstance(x, (tuple, list)):
-                x, args = x[0], tuple(x[1:])
-        return (x,) + args if args else x
+        return self._run_children(x, args)
 
 
 class Dense(HybridBlock):
