@@ -13,6 +13,7 @@ from . import (
            model,
            name,
            ndarray,
+           onnx,
            operator,
            runtime,
            symbol,
@@ -53,4 +54,4 @@ __all__ += ["util", "runtime", "contrib", "np_shape", "use_np_shape", "is_np_sha
             "set_np_shape", "np_array", "use_np_array", "is_np_array", "use_np"]
 __all__ += ["model"]
 __all__ += ["gluon", "init", "initializer"]
-__all__ += ["visualization", "viz"]
+__all__ += ["visualization", "viz", "onnx"]
