@@ -346,6 +346,24 @@ def test_checkpoint_files_and_prefixed_params(tmp_path):
                                    atol=1e-5)
 
 
+MXNET_FILES = os.path.join(os.path.dirname(__file__), "data", "mxnet_files")
+
+
+def test_checkpoint_written_by_mxnet(tmp_path):
+    # FullyConnected -> BatchNorm -> relu -> SoftmaxOutput, saved by MXNet 1.9.1's
+    # Module.save_checkpoint (see tests/fixtures/gen_mxnet_ndarray_files.py).
+    prefix = os.path.join(MXNET_FILES, "ckpt")
+    net, args, aux = mx.model.load_checkpoint(prefix, 3)
+    path = mx.onnx.export_model(f"{prefix}-symbol.json", f"{prefix}-0003.params", [(3, 2)],
+                                onnx_file_path=str(tmp_path / "ckpt.onnx"))
+    model = onnx.load(path)
+    assert [i.name for i in model.graph.input] == ["data"]
+    assert "softmax_label" not in {i.name for i in model.graph.initializer}
+    x = np.random.default_rng(5).standard_normal((3, 2)).astype(np.float32)
+    want = _ferrograd_outputs(net, args, aux, {"data": x})[0]
+    np.testing.assert_allclose(_onnx_outputs(path, {"data": x})[0], want, rtol=1e-4, atol=1e-6)
+
+
 def test_dynamic_batch(tmp_path):
     net = resnet18(width=4)
     args, aux = _random_params(net, {"data": (1, 3, 16, 16)})
