@@ -379,6 +379,17 @@ def test_dynamic_batch(tmp_path):
     np.testing.assert_allclose(_onnx_outputs(path, {"data": x})[0], want, rtol=1e-4, atol=1e-4)
 
 
+def test_verbose_logs_each_node(tmp_path, caplog):
+    net = _small_net()
+    args, aux = _random_params(net, {"data": (1, 2, 5, 5)})
+    with caplog.at_level("INFO"):
+        mx.onnx.export_model(net, {**args, **aux}, [(1, 2, 5, 5)], verbose=True,
+                             onnx_file_path=str(tmp_path / "v.onnx"))
+    text = caplog.text
+    for layer in ("c_conv", "c_bn", "fc", "softmax"):
+        assert f"name {layer}" in text, layer
+
+
 def test_operator_support_lists_the_zoo_ops():
     ops = mx.onnx.get_operator_support()
     for op in ("Convolution", "Deconvolution", "BatchNorm", "Pooling", "Activation", "LeakyReLU",

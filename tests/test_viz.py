@@ -1,6 +1,9 @@
 """mx.viz: print_summary's layer table (shapes, parameter counts, totals) and plot_network's
 Graphviz graph (labels, colours, edges with shapes and types)."""
 
+import gzip
+import json
+import os
 import shutil
 import sys
 
@@ -117,6 +120,25 @@ def test_summary_counts_deconvolution_and_embedding(capsys):
     rows, total, _ = _table(capsys, e, shape={"tokens": (2, 9)})
     assert rows["emb(Embedding)"] == ("9x7", 50 * 7, ["tokens"])
     assert total == 350
+
+
+@pytest.mark.parametrize("name", ["resnet_v2", "densenet", "inception_v3"])
+def test_summary_of_mxnet_exported_zoo_graphs(capsys, name):
+    # Graphs written by MXNet 1.9.1's HybridBlock.export (tests/fixtures/gen_mxnet_zoo_symbols.py).
+    path = os.path.join(os.path.dirname(__file__), "data", "onnx_zoo", f"{name}-symbol.json.gz")
+    with open(path, "rb") as f:
+        text = gzip.decompress(f.read()).decode()
+    net = mx.sym.load_json(text)
+    shape = (1, 3, 299, 299) if name == "inception_v3" else (1, 3, 56, 56)
+    rows, total, _ = _table(capsys, net, shape={"data": shape}, line_length=200)
+    arg_shapes, out_shapes, _ = net.infer_shape(data=shape)
+    learnable = [s for n, s in zip(net.list_arguments(), arg_shapes, strict=True) if n != "data"]
+    assert total == sum(int(np.prod(s)) for s in learnable)
+    ops = [n for n in json.loads(text)["nodes"] if n["op"] != "null"]
+    assert len(rows) == len(ops) + 1       # every layer, and the data input
+    last = ops[-1]["name"]
+    (row,) = [v for k, v in rows.items() if k.startswith(f"{last}(")]
+    assert row[0] == "x".join(str(d) for d in out_shapes[0][1:])
 
 
 def test_summary_bad_input():

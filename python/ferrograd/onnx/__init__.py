@@ -29,7 +29,8 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32, onnx_file_pat
     order, with shapes ``in_shapes`` and types ``in_types`` (one dtype for all, or a list); a loss
     op's label variable is dropped. ``dynamic``: inputs and outputs get unknown dimensions (or
     ``dynamic_input_shapes``, ``None`` for an unknown dimension). ``input_type``/``input_shape``
-    are the old names of ``in_types``/``in_shapes``. An operator without an ONNX translation
+    are the old names of ``in_types``/``in_shapes``. ``verbose`` logs each node converted
+    (``logging.info``). An operator without an ONNX translation
     raises :class:`UnsupportedError` (an ``MXNetError``) naming it.
     """
     from ._graph import _onnx

@@ -8,6 +8,7 @@ inference, so converters can emit static attributes.
 """
 
 import json
+import logging
 import os
 import time
 
@@ -237,7 +238,7 @@ def build_model(symbol, params, in_shapes, in_types, dynamic=False, dynamic_inpu
                     [info[key[(i, k)]][0] for k in range(count)],
                     [info[key[(i, k)]][1] for k in range(count)])
         if verbose:
-            print(f"ONNX export: node {i} {node['op']} '{name}'")
+            logging.info("ONNX export: converting node %d, op %s, name %s", i, node["op"], name)
         CONVERTERS[node["op"]](builder, view)
 
     outputs = []
@@ -251,6 +252,6 @@ def build_model(symbol, params, in_shapes, in_types, dynamic=False, dynamic_inpu
     model = helper.make_model(graph, producer_name="ferrograd",
                               opset_imports=[helper.make_opsetid("", OPSET)])
     if verbose:
-        print(f"ONNX export: {len(builder.nodes)} ONNX nodes in "
-              f"{time.perf_counter() - start:.3f} s")
+        logging.info("ONNX export: %d ONNX nodes in %.3f s", len(builder.nodes),
+                     time.perf_counter() - start)
     return model
