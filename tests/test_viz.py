@@ -206,3 +206,10 @@ def test_plot_network_renders_svg():
     svg = mx.viz.plot_network(_small_cnn(), shape={"data": (2, 3, 8, 8)}).pipe(format="svg")
     text = svg.decode()
     assert text.lstrip().startswith("<?xml") and "conv1" in text
+
+
+def test_plot_network_warns_about_repeated_names():
+    out = mx.sym.var("x") + mx.sym.var("x")
+    with pytest.warns(RuntimeWarning, match="Repeated names: x"):
+        dot = mx.viz.plot_network(out)
+    assert dot.source.count("\tx [") == 2
