@@ -13,17 +13,20 @@ from . import (
            model,
            name,
            ndarray,
+           onnx,
            operator,
            runtime,
            symbol,
            test_utils,
            util,
+           visualization,
 )
 from . import initializer as init
 from . import ndarray as nd
 from . import numpy as np
 from . import numpy_extension as npx
 from . import symbol as sym
+from . import visualization as viz
 from ._ferrograd import build_info
 from .attribute import AttrScope  # noqa: F401 - mx.AttrScope
 from .base import MXNetError
@@ -51,3 +54,4 @@ __all__ += ["util", "runtime", "contrib", "np_shape", "use_np_shape", "is_np_sha
             "set_np_shape", "np_array", "use_np_array", "is_np_array", "use_np"]
 __all__ += ["model"]
 __all__ += ["gluon", "init", "initializer"]
+__all__ += ["visualization", "viz", "onnx"]
