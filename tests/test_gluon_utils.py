@@ -74,3 +74,11 @@ def test_shape_is_known():
     assert not utils.shape_is_known((2, 0))
     assert not utils.shape_is_known(None)
     assert not utils.shape_is_known(())
+
+
+def test_split_data_keeps_numpy_arrays():
+    x = np.arange(2 * 7 * 3, dtype=np.float32).reshape(2, 7, 3)
+    parts = utils.split_data(mx.np.array(x), 3, batch_axis=1, even_split=False)
+    assert all(isinstance(p, mx.np.ndarray) for p in parts)
+    for part, expected in zip(parts, np.array_split(x, 3, axis=1), strict=True):
+        np.testing.assert_array_equal(part.asnumpy(), expected)

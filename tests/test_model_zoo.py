@@ -110,14 +110,32 @@ def test_mxnet_weights_give_mxnets_output(stem, make):
     np.testing.assert_allclose(out, data["y"], rtol=1e-4, atol=1e-4)
 
 
-def test_hybridized_model_matches_imperative():
-    net = build_class("ResNetV2_bottleneck")
-    net.load_parameters(os.path.join(DATA, "resnet_v2_tiny.params"))
-    data = np.load(os.path.join(DATA, "resnet_v2_tiny.npz"))
-    x = mx.nd.array(data["x"])
-    eager = net(x).asnumpy()
+def _output_and_grads(net, x):
+    with mx.autograd.record():
+        out = net(x)
+        loss = (out * out).sum()
+    loss.backward()
+    grads = {name: p.grad().asnumpy() for name, p in net.collect_params().items()
+             if p.grad_req != "null"}
+    return out.asnumpy(), grads
+
+
+@pytest.mark.parametrize("stem,make", [OUTPUT_CASES[1], OUTPUT_CASES[4]],
+                         ids=["mobilenet0.25", "resnet_v2_tiny"])
+def test_hybridized_model_matches_imperative(stem, make):
+    """Training mode (BatchNorm on batch statistics): outputs and every parameter gradient."""
+    net = make()
+    net.load_parameters(os.path.join(DATA, stem + ".params"))
+    x = mx.nd.array(np.load(os.path.join(DATA, stem + ".npz"))["x"])
+    eager_out, eager_grads = _output_and_grads(net, x)
+    assert any(np.abs(g).max() > 0 for g in eager_grads.values())
+    net.load_parameters(os.path.join(DATA, stem + ".params"))  # undo the running-stat updates
     net.hybridize()
-    np.testing.assert_allclose(net(x).asnumpy(), eager, rtol=1e-5, atol=1e-6)
+    out, grads = _output_and_grads(net, x)
+    np.testing.assert_allclose(out, eager_out, rtol=1e-5, atol=1e-5)
+    assert grads.keys() == eager_grads.keys()
+    for name, g in grads.items():
+        np.testing.assert_allclose(g, eager_grads[name], rtol=1e-4, atol=1e-5, err_msg=name)
 
 
 def test_symbolic_forward_builds_a_graph_with_mxnets_argument_names():

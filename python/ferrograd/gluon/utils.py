@@ -33,10 +33,9 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
             "even_split=False to allow uneven partitioning of data.")
     step, extra = divmod(size, num_slice)
     bounds = np.cumsum([0] + [step + 1] * extra + [step] * (num_slice - extra))
-    if batch_axis == 0:
-        return [data[int(bounds[i]):int(bounds[i + 1])] for i in range(num_slice)]
-    return [nd.slice_axis(data, axis=batch_axis, begin=int(bounds[i]), end=int(bounds[i + 1]))
-            for i in range(num_slice)]
+    # Basic slicing keeps the array's class (an ``mx.np.ndarray`` stays one).
+    lead = (slice(None),) * batch_axis
+    return [data[lead + (slice(int(bounds[i]), int(bounds[i + 1])),)] for i in range(num_slice)]
 
 
 def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
