@@ -226,3 +226,21 @@ def test_utils_download_failures_leave_no_file(tmp_path, served):
         utils.download(served + "/files/a.bin", path=str(target), retries=-1)
     with pytest.raises(ValueError, match="file name"):
         utils.download(served + "/files/")
+
+
+class _Asked(Exception):
+    pass
+
+
+@pytest.mark.parametrize("name", sorted(model_store._model_sha1))
+def test_pretrained_asks_the_store_for_the_models_own_file(name, monkeypatch):
+    asked = []
+
+    def fake_get_model_file(model_name, root=None):
+        asked.append((model_name, root))
+        raise _Asked
+
+    monkeypatch.setattr(model_store, "get_model_file", fake_get_model_file)
+    with pytest.raises(_Asked):
+        vision.get_model(name, pretrained=True, root="/some/root")
+    assert asked == [(name, "/some/root")]
