@@ -54,6 +54,11 @@ def test_model_parameters_match_mxnet(name):
     assert all(p.name.startswith(net.prefix) for p in net.collect_params().values())
 
 
+@pytest.mark.parametrize("name", sorted(n for n in MODELS if "repr" in MODELS[n]))
+def test_model_prints_as_mxnet(name):
+    assert repr(vision.get_model(name)) == MODELS[name]["repr"]
+
+
 # Heavy at their minimal input (4096-wide dense layers, 224/299 pixels): only a few run forward.
 FORWARD = ["alexnet", "densenet121", "inceptionv3", "mobilenet0.5", "mobilenetv2_0.75",
            "resnet18_v1", "resnet34_v2", "resnet50_v1", "resnet50_v2", "squeezenet1.0",

@@ -3,7 +3,7 @@
 from ... import nn
 from ...block import HybridBlock
 from ..model_store import load_pretrained
-from ._common import _CPU, Concurrent
+from ._common import _CPU, HybridConcurrent
 
 __all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201"]
 
@@ -18,7 +18,7 @@ def _dense_layer(growth_rate, bn_size, dropout):
             nn.Conv2D(growth_rate, kernel_size=3, padding=1, use_bias=False))
     if dropout:
         new.add(nn.Dropout(dropout))
-    both = Concurrent(axis=1, prefix="")
+    both = HybridConcurrent(axis=1, prefix="")
     both.add(nn.Identity(), new)
     return both
 

@@ -3,7 +3,7 @@
 from ... import nn
 from ...block import HybridBlock
 from ..model_store import load_pretrained
-from ._common import _CPU, Concurrent
+from ._common import _CPU, HybridConcurrent
 
 __all__ = ["Inception3", "inception_v3"]
 
@@ -35,7 +35,7 @@ def _branch(pool, *convs):
 def _mixed(prefix, *branches):
     """Runs the branches side by side (each ``(pool, conv, ...)`` or a ready block) and
     concatenates them on the channel axis."""
-    out = Concurrent(axis=1, prefix=prefix)
+    out = HybridConcurrent(axis=1, prefix=prefix)
     with out.name_scope():
         for branch in branches:
             out.add(branch() if callable(branch) else _branch(*branch))
@@ -80,7 +80,7 @@ def _split_1x3_3x1(first):
     def build():
         seq = nn.HybridSequential(prefix="")
         seq.add(_branch(None, *first))
-        split = Concurrent(axis=1, prefix="")
+        split = HybridConcurrent(axis=1, prefix="")
         split.add(_branch(None, (384, (1, 3), None, (0, 1))),
                   _branch(None, (384, (3, 1), None, (1, 0))))
         seq.add(split)

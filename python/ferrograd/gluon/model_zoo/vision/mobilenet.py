@@ -4,11 +4,18 @@ multipliers."""
 from ... import nn
 from ...block import HybridBlock
 from ..model_store import load_pretrained
-from ._common import _CPU, ReLU6
+from ._common import _CPU
 
 __all__ = ["MobileNet", "MobileNetV2", "mobilenet1_0", "mobilenet_v2_1_0", "mobilenet0_75",
            "mobilenet_v2_0_75", "mobilenet0_5", "mobilenet_v2_0_5", "mobilenet0_25",
            "mobilenet_v2_0_25", "get_mobilenet", "get_mobilenet_v2"]
+
+
+class RELU6(HybridBlock):
+    """``min(max(x, 0), 6)``."""
+
+    def hybrid_forward(self, F, x):
+        return F.clip(x, 0, 6, name="relu6")
 
 
 def _conv_bn(seq, channels, kernel=1, stride=1, pad=0, groups=1, active=True, relu6=False):
@@ -16,7 +23,7 @@ def _conv_bn(seq, channels, kernel=1, stride=1, pad=0, groups=1, active=True, re
     seq.add(nn.Conv2D(channels, kernel, stride, pad, groups=groups, use_bias=False),
             nn.BatchNorm(scale=True))
     if active:
-        seq.add(ReLU6() if relu6 else nn.Activation("relu"))
+        seq.add(RELU6() if relu6 else nn.Activation("relu"))
 
 
 def _depthwise_separable(seq, dw_channels, channels, stride, relu6=False):

@@ -3,7 +3,7 @@
 from ... import nn
 from ...block import HybridBlock
 from ..model_store import load_pretrained
-from ._common import _CPU, Concurrent
+from ._common import _CPU, HybridConcurrent
 
 __all__ = ["SqueezeNet", "squeezenet1_0", "squeezenet1_1"]
 
@@ -18,7 +18,7 @@ def _fire(squeeze, expand1x1, expand3x3):
     """A 1x1 squeeze convolution feeding 1x1 and 3x3 expand convolutions, concatenated."""
     seq = nn.HybridSequential(prefix="")
     seq.add(_conv_relu(squeeze, 1))
-    expand = Concurrent(axis=1, prefix="")
+    expand = HybridConcurrent(axis=1, prefix="")
     expand.add(_conv_relu(expand1x1, 1), _conv_relu(expand3x3, 3, 1))
     seq.add(expand)
     return seq
