@@ -10,6 +10,7 @@ from . import (
            gluon,
            gradient_check,
            initializer,
+           metric,
            model,
            name,
            ndarray,
@@ -51,3 +52,4 @@ __all__ += ["util", "runtime", "contrib", "np_shape", "use_np_shape", "is_np_sha
             "set_np_shape", "np_array", "use_np_array", "is_np_array", "use_np"]
 __all__ += ["model"]
 __all__ += ["gluon", "init", "initializer"]
+__all__ += ["metric"]
