@@ -28,16 +28,25 @@ def _apply_weighting(F, loss, weight=None, sample_weight=None):
 
 
 def _reshape_like(F, x, y):
-    """``x`` reshaped to ``y``'s shape (a label shaped (N,) against a prediction (N, 1))."""
+    """``x`` reshaped to ``y``'s shape (a label shaped (N,) against a prediction (N, 1)).
+    Symbols keep their shapes (they are unknown here; see ``_match_for_mean``)."""
     if F is nd:
         if x.size != y.size:
             raise ValueError(f"Loss: the label of shape {x.shape} does not match the prediction "
                              f"of shape {y.shape}")
         return x.reshape(y.shape)
-    if hasattr(F, "reshape_like"):
-        return F.reshape_like(x, y)
-    # Symbols without reshape_like: keep the batch axis, fold the rest (covers (N,) vs (N, 1)).
-    return F.reshape(x, shape=(0, -1))
+    return x
+
+
+def _match_for_mean(F, pred, label, batch_axis):
+    """``(pred, label)`` with equal shapes, for a loss that ends in a mean (or sum) over every
+    axis but the batch axis. Symbols have no known shape here, so both are flattened to
+    (batch, -1), which leaves that reduction unchanged."""
+    if F is nd:
+        return pred, _reshape_like(F, label, pred)
+    if batch_axis == 0:
+        return F.reshape(pred, shape=(0, -1)), F.reshape(label, shape=(0, -1))
+    return pred, label
 
 
 def _batch_mean(F, loss, batch_axis):
@@ -66,7 +75,7 @@ class L2Loss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        label = _reshape_like(F, label, pred)
+        pred, label = _match_for_mean(F, pred, label, self._batch_axis)
         loss = F.square(label - pred)
         loss = _apply_weighting(F, loss, self._weight / 2, sample_weight)
         return _batch_mean(F, loss, self._batch_axis)
@@ -79,7 +88,7 @@ class L1Loss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        label = _reshape_like(F, label, pred)
+        pred, label = _match_for_mean(F, pred, label, self._batch_axis)
         loss = F.abs(label - pred)
         loss = _apply_weighting(F, loss, self._weight, sample_weight)
         return _batch_mean(F, loss, self._batch_axis)
@@ -98,7 +107,10 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
         self._from_sigmoid = from_sigmoid
 
     def hybrid_forward(self, F, pred, label, sample_weight=None, pos_weight=None):
-        label = _reshape_like(F, label, pred)
+        if pos_weight is None:
+            pred, label = _match_for_mean(F, pred, label, self._batch_axis)
+        else:
+            label = _reshape_like(F, label, pred)
         if not self._from_sigmoid:
             # log(1 + exp(-|x|)) + max(x, 0) - x * z: stable for any x.
             if pos_weight is None:
@@ -206,7 +218,7 @@ class HuberLoss(Loss):
         self._rho = rho
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        label = _reshape_like(F, label, pred)
+        pred, label = _match_for_mean(F, pred, label, self._batch_axis)
         loss = F.abs(label - pred)
         loss = F.where(loss > self._rho, loss - 0.5 * self._rho,
                        (0.5 / self._rho) * F.square(loss))
@@ -222,7 +234,7 @@ class HingeLoss(Loss):
         self._margin = margin
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        label = _reshape_like(F, label, pred)
+        pred, label = _match_for_mean(F, pred, label, self._batch_axis)
         loss = F.relu(self._margin - pred * label)
         loss = _apply_weighting(F, loss, self._weight, sample_weight)
         return _batch_mean(F, loss, self._batch_axis)
@@ -236,7 +248,7 @@ class SquaredHingeLoss(Loss):
         self._margin = margin
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        label = _reshape_like(F, label, pred)
+        pred, label = _match_for_mean(F, pred, label, self._batch_axis)
         loss = F.square(F.relu(self._margin - pred * label))
         loss = _apply_weighting(F, loss, self._weight, sample_weight)
         return _batch_mean(F, loss, self._batch_axis)
@@ -253,7 +265,7 @@ class LogisticLoss(Loss):
         self._label_format = label_format
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        label = _reshape_like(F, label, pred)
+        pred, label = _match_for_mean(F, pred, label, self._batch_axis)
         if self._label_format == "binary":
             label = 2 * label - 1
         margin = -pred * label
@@ -270,8 +282,12 @@ class TripletLoss(Loss):
         self._margin = margin
 
     def hybrid_forward(self, F, pred, positive, negative, sample_weight=None):
-        positive = _reshape_like(F, positive, pred)
-        negative = _reshape_like(F, negative, pred)
+        if F is nd:
+            positive = _reshape_like(F, positive, pred)
+            negative = _reshape_like(F, negative, pred)
+        elif self._batch_axis == 0:
+            pred, positive = _match_for_mean(F, pred, positive, 0)
+            negative = F.reshape(negative, shape=(0, -1))
         loss = F.sum(F.square(positive - pred) - F.square(negative - pred),
                      axis=self._batch_axis, exclude=True)
         loss = F.relu(loss + self._margin)
@@ -290,7 +306,7 @@ class PoissonNLLLoss(Loss):
         self._compute_full = compute_full
 
     def hybrid_forward(self, F, pred, target, sample_weight=None, epsilon=1e-08):
-        target = _reshape_like(F, target, pred)
+        pred, target = _match_for_mean(F, pred, target, self._batch_axis)
         if self._from_logits:
             loss = F.exp(pred) - target * pred
         else:
