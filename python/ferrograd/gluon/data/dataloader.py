@@ -39,21 +39,26 @@ def _stack_shared(data):
         return [_stack_shared(list(column)) for column in zip(*data, strict=True)]
     if isinstance(data[0], nd.NDArray):
         arrays = [d.asnumpy() for d in data]
+        first = arrays[0]
     else:
-        arrays = data
-    first = np.asarray(arrays[0])
-    array = np.asarray(arrays) if first.dtype == object else None
-    if array is not None:
-        return nd.array(array)  # ragged or object samples: let nd.array explain
-    out, shm, handle = _shared_batch.empty((len(arrays),) + first.shape, first.dtype)
+        # Numbers and NumPy samples: one conversion, as default_batchify_fn does.
+        stacked = np.asarray(data)
+        if stacked.dtype == object:
+            return nd.array(stacked)  # ragged samples: let nd.array explain
+        arrays, first = None, stacked
+    shape = first.shape if arrays is not None else first.shape[1:]
+    out, shm, handle = _shared_batch.empty((len(data),) + shape, first.dtype)
     try:
-        np.stack(arrays, out=out)
+        if arrays is None:
+            out[...] = first
+        else:
+            np.stack(arrays, out=out)
     except ValueError as err:
         del out
         shm.close()
         _shared_batch.release(handle)
         raise ValueError(f"DataLoader: cannot stack samples of different shapes into a batch "
-                         f"(first sample shape {first.shape}): {err}") from err
+                         f"(first sample shape {shape}): {err}") from err
     del out
     shm.close()
     return handle

@@ -74,21 +74,26 @@ class Normalize(Block):
         super().__init__()
         self._mean = mean
         self._std = std
+        self._mean_np = np.asarray(mean, dtype=np.float64).ravel()
+        self._std_np = np.asarray(std, dtype=np.float64).ravel()
+        self._per_channel = {}    # (channels, dtype) -> (mean, std) NDArrays shaped (C, 1, 1)
 
     def forward(self, x):
         _check_image("Normalize", x)
+        if self._mean_np.size == 1 and self._std_np.size == 1:
+            return (x - float(self._mean_np[0])) / float(self._std_np[0])
         channels = x.shape[-3]
-        mean = np.broadcast_to(np.asarray(self._mean, dtype=np.float32).ravel(), (channels,)) \
-            if np.size(self._mean) in (1, channels) else None
-        std = np.broadcast_to(np.asarray(self._std, dtype=np.float32).ravel(), (channels,)) \
-            if np.size(self._std) in (1, channels) else None
-        if mean is None or std is None:
-            raise ValueError(f"Normalize: mean {self._mean} and std {self._std} must have 1 or "
-                             f"{channels} values for an input of shape {x.shape}")
-        shape = (channels, 1, 1)
-        mean_arr = nd.array(mean.reshape(shape), dtype=x.dtype, ctx=x.context)
-        std_arr = nd.array(std.reshape(shape), dtype=x.dtype, ctx=x.context)
-        return nd.broadcast_div(nd.broadcast_sub(x, mean_arr), std_arr)
+        key = (channels, np.dtype(x.dtype).str)
+        if key not in self._per_channel:
+            if {self._mean_np.size, self._std_np.size} - {1, channels}:
+                raise ValueError(f"Normalize: mean {self._mean} and std {self._std} must have 1 "
+                                 f"or {channels} values for an input of shape {x.shape}")
+            shape = (channels, 1, 1)
+            mean = np.broadcast_to(self._mean_np, (channels,)).reshape(shape)
+            std = np.broadcast_to(self._std_np, (channels,)).reshape(shape)
+            self._per_channel[key] = (nd.array(mean, dtype=x.dtype), nd.array(std, dtype=x.dtype))
+        mean, std = self._per_channel[key]
+        return nd.broadcast_div(nd.broadcast_sub(x, mean), std)
 
 
 def _bilinear(img, out_h, out_w):
