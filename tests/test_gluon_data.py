@@ -354,3 +354,19 @@ def test_record_file_dataset(tmp_path):
     loader = gluon.data.DataLoader(ds.transform(lambda r: recordio.unpack(r)[0].label),
                                    batch_size=2, num_workers=2)
     np.testing.assert_array_equal(np.concatenate([b.asnumpy() for b in loader]), np.arange(5))
+
+
+class _RandomDraws(gluon.data.Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, idx):
+        import random
+        return np.array([random.random(), np.random.rand()], dtype=np.float64)
+
+
+def test_each_worker_draws_its_own_random_numbers():
+    loader = gluon.data.DataLoader(_RandomDraws(), batch_size=1, num_workers=2)
+    draws = np.concatenate([b.asnumpy() for b in loader])
+    # Forked workers without reseeding would repeat each other's sequences.
+    assert len(np.unique(draws[:, 0])) == 8 and len(np.unique(draws[:, 1])) == 8

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from .. import ndarray as nd
+from .. import symbol as sym
 from ._ctc import ctc_loss
 from .block import HybridBlock
 
@@ -181,7 +182,18 @@ class KLDivLoss(Loss):
         return _batch_mean(F, loss, self._batch_axis)
 
 
-class CTCLoss(Loss):
+class _ImperativeLoss(Loss):
+    """A loss computed outside the operator graph: it runs on NDArrays even when hybridized,
+    and raises a clear error on Symbols."""
+
+    def forward(self, *args):
+        if any(isinstance(a, sym.Symbol) for a in args):
+            raise NotImplementedError(f"{type(self).__name__}: symbolic execution is not "
+                                      "supported yet; call the loss on NDArrays")
+        return self.hybrid_forward(nd, *args)
+
+
+class CTCLoss(_ImperativeLoss):
     """Connectionist Temporal Classification loss. ``pred`` holds unnormalised scores in
     ``layout`` ('NTC' or 'TNC'), ``label`` class indices in ``label_layout`` ('NT' or 'TN'),
     padded with -1; the blank is the last class. Runs imperatively (NumPy core)."""
@@ -199,9 +211,6 @@ class CTCLoss(Loss):
 
     def hybrid_forward(self, F, pred, label, pred_lengths=None, label_lengths=None,
                        sample_weight=None):
-        if F is not nd:
-            raise NotImplementedError("CTCLoss: symbolic execution is not supported yet (no core "
-                                      "CTC operator); call the loss on NDArrays")
         if self._layout == "NTC":
             pred = F.swapaxes(pred, 0, 1)
         if self._batch_axis == 1:
@@ -345,7 +354,7 @@ class CosineEmbeddingLoss(Loss):
         return x_dot_y / F.maximum(x_norm * y_norm, 1e-12)
 
 
-class SDMLLoss(Loss):
+class SDMLLoss(_ImperativeLoss):
     """Smoothed Deep Metric Learning loss over a batch of aligned pairs ``(x1[i], x2[i])``: a
     KL divergence between the softmax of negative squared distances and smoothed identity
     labels, scaled by the batch size."""
@@ -365,9 +374,6 @@ class SDMLLoss(Loss):
         return gold * (1 - self.smoothing_parameter) + (1 - gold) * off
 
     def hybrid_forward(self, F, x1, x2):
-        if F is not nd:
-            raise NotImplementedError("SDMLLoss: symbolic execution is not supported (the "
-                                      "labels depend on the batch size); call it on NDArrays")
         if x1.ndim != 2 or x1.shape != x2.shape:
             raise ValueError(f"SDMLLoss: x1 and x2 must be 2-D with equal shapes, got {x1.shape} "
                              f"and {x2.shape}")

@@ -3,6 +3,7 @@ worker processes that hand batches over through shared memory (``_shared_batch``
 
 import multiprocessing
 import multiprocessing.pool
+import random
 import sys
 from multiprocessing import resource_tracker
 
@@ -80,10 +81,19 @@ _worker_dataset = None
 _worker_batchify = None
 
 
-def _worker_initializer(dataset, batchify_fn):
+def _worker_initializer(dataset, batchify_fn, base_seed, counter):
     global _worker_dataset, _worker_batchify
     _worker_dataset = dataset
     _worker_batchify = batchify_fn
+    # A forked worker starts with its parent's random states: give each worker its own stream
+    # (drawn from the parent's NumPy generator, so a seeded program stays reproducible).
+    with counter.get_lock():
+        index = counter.value
+        counter.value += 1
+    seed = (base_seed + index) % (2 ** 31)
+    random.seed(seed)
+    np.random.seed(seed)
+    nd.random.seed(seed)
 
 
 def _worker_fn(samples):
@@ -233,8 +243,10 @@ class DataLoader:
         resource_tracker.ensure_running()
         fork = multiprocessing.get_context("fork")
         worker_batchify = self._batchify_fn if self._user_batchify else None
+        base_seed = int(np.random.randint(0, 2 ** 31 - 1))
         self._worker_pool = fork.Pool(self._num_workers, initializer=_worker_initializer,
-                                      initargs=(self._dataset, worker_batchify))
+                                      initargs=(self._dataset, worker_batchify, base_seed,
+                                                fork.Value("i", 0)))
 
     def __iter__(self):
         if self._num_workers == 0:
