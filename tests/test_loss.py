@@ -199,15 +199,35 @@ def test_l2_gradient():
     np.testing.assert_allclose(x.grad.asnumpy(), (PRED - LABEL) / 3, rtol=1e-5, atol=1e-6)
 
 
-def test_losses_run_symbolically():
-    pred, label = mx.sym.var("pred"), mx.sym.var("label")
-    for loss, y in ((gluon.loss.L2Loss(), LABEL), (gluon.loss.HuberLoss(), LABEL),
-                    (gluon.loss.SigmoidBCELoss(), BINARY)):
-        out = loss(pred, label)
-        assert isinstance(out, mx.sym.Symbol)
-        value = out.eval(pred=nd.array(PRED), label=nd.array(y))[0].asnumpy()
-        np.testing.assert_allclose(value, loss(nd.array(PRED), nd.array(y)).asnumpy(),
-                                   rtol=1e-5)
+SPARSE = np.array([0, 2, 1, 2], dtype=np.float32)
+SYMBOLIC = [
+    ("l2", gluon.loss.L2Loss, (PRED, LABEL)),
+    ("l2_vectors", gluon.loss.L2Loss, (PRED[:, 0], LABEL[:, 0])),
+    ("l1_column_vs_vector", gluon.loss.L1Loss, (PRED[:, :1], LABEL[:, 0])),
+    ("huber", gluon.loss.HuberLoss, (PRED, LABEL)),
+    ("bce", gluon.loss.SigmoidBCELoss, (PRED, BINARY)),
+    ("bce_pos_weight", gluon.loss.SigmoidBCELoss, (PRED, BINARY, None, BINARY + 1)),
+    ("softmax_ce", gluon.loss.SoftmaxCELoss, (PRED, SPARSE)),
+    ("softmax_ce_weighted", gluon.loss.SoftmaxCELoss, (PRED, SPARSE, SAMPLE_W)),
+    ("kl", gluon.loss.KLDivLoss, (PRED, np.exp(_log_softmax(LABEL)))),
+    ("logistic", gluon.loss.LogisticLoss, (PRED, SIGNS)),
+    ("triplet", gluon.loss.TripletLoss, (PRED, LABEL, LABEL * 2)),
+    ("poisson_full", lambda: gluon.loss.PoissonNLLLoss(compute_full=True), (PRED, BINARY * 3)),
+    ("cosine", gluon.loss.CosineEmbeddingLoss, (PRED, LABEL, SIGNS[:, 0])),
+]
+
+
+@pytest.mark.parametrize("name, make, values", SYMBOLIC, ids=[c[0] for c in SYMBOLIC])
+def test_losses_run_symbolically(name, make, values):
+    loss = make()
+    names = [f"in{i}" for i in range(len(values))]
+    syms = [None if v is None else mx.sym.var(n) for n, v in zip(names, values, strict=True)]
+    out = loss(*syms)
+    assert isinstance(out, mx.sym.Symbol)
+    feed = {n: nd.array(v) for n, v in zip(names, values, strict=True) if v is not None}
+    value = out.eval(**feed)[0].asnumpy()
+    expected = loss(*[None if v is None else nd.array(v) for v in values]).asnumpy()
+    np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_hybridized_loss_matches():
