@@ -370,3 +370,25 @@ def test_each_worker_draws_its_own_random_numbers():
     draws = np.concatenate([b.asnumpy() for b in loader])
     # Forked workers without reseeding would repeat each other's sequences.
     assert len(np.unique(draws[:, 0])) == 8 and len(np.unique(draws[:, 1])) == 8
+
+
+def test_missing_files_are_downloaded_into_root(tmp_path, monkeypatch):
+    from ferrograd import _mx_download
+    urls = []
+
+    def fake_download(url, fname=None, dirname=None, overwrite=False):
+        urls.append(url)
+        name = os.path.join(dirname, fname)
+        array = np.zeros((2, 28, 28)) if "images" in fname else np.array([7, 8])
+        _write_idx(name, array)
+        return name
+
+    monkeypatch.setattr(_mx_download, "download", fake_download)
+    monkeypatch.delenv("MXNET_GLUON_REPO", raising=False)
+    # The fake files do not have the real checksums: the reader says so.
+    with pytest.raises(OSError, match="SHA-1"):
+        vision.MNIST(root=str(tmp_path), train=False)
+    assert urls[0] == ("https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
+                       "gluon/dataset/mnist/t10k-images-idx3-ubyte.gz")
+    monkeypatch.setattr(vision.datasets, "_sha1_matches", lambda path, sha1: True)
+    assert vision.MNIST(root=str(tmp_path), train=False)[1][1] == 8

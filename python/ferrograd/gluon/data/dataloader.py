@@ -170,6 +170,8 @@ class _MultiWorkerIter:
         pending, self._pending = self._pending, {}
         self._iter = iter(())
         self._rcvd_idx = self._sent_idx
+        if getattr(self._pool, "_state", multiprocessing.pool.RUN) != multiprocessing.pool.RUN:
+            return  # terminated (e.g. at interpreter exit): nothing more will arrive
         for task in pending.values():
             try:
                 batch = task.get(self._timeout)
