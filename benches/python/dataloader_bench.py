@@ -11,6 +11,7 @@ Usage: ``python benches/python/dataloader_bench.py [--epochs N] [--batch-size B]
 """
 
 import argparse
+import os
 import time
 
 import ferrograd as mx
@@ -28,6 +29,20 @@ def busy_step():
         pass
 
 
+def _cpu_seconds(pids):
+    """User + system CPU time of processes (Linux /proc), to tell starved workers from slow
+    ones on a busy machine."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def run(num_workers, epochs, batch_size):
     digits = load_digits()
     images = mx.nd.array(digits.images.astype(np.uint8)[:, :, :, None], dtype=np.uint8)
@@ -36,6 +51,9 @@ def run(num_workers, epochs, batch_size):
     loader = DataLoader(dataset.transform_first(transform), batch_size=batch_size,
                         shuffle=True, last_batch="discard", num_workers=num_workers)
     list(loader)  # warm-up epoch: worker start, first allocations
+    pool = loader._worker_pool
+    pids = [p.pid for p in pool._pool] if pool is not None and hasattr(pool, "_pool") else []
+    cpu_before = _cpu_seconds(pids)
     waited = stepped = 0.0
     batches = 0
     for _ in range(epochs):
@@ -51,7 +69,8 @@ def run(num_workers, epochs, batch_size):
             busy_step()
             stepped += time.perf_counter() - start
             batches += 1
-    return waited / batches, stepped / batches
+    worker_cpu = (_cpu_seconds(pids) - cpu_before) / batches
+    return waited / batches, stepped / batches, worker_cpu
 
 
 def main():
@@ -59,13 +78,15 @@ def main():
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     for workers in (0, 2):
-        wait, step = run(workers, args.epochs, args.batch_size)
+        wait, step, worker_cpu = run(workers, args.epochs, args.batch_size)
         share = wait / step
         verdict = "" if workers == 0 else ("  (target <= 5%: " +
                                            ("met" if share <= 0.05 else "NOT met") + ")")
+        cpu = f", workers' CPU {worker_cpu * 1e3:.3f} ms per batch" if workers else ""
         print(f"num_workers={workers}: wait {wait * 1e3:.3f} ms per batch, step "
-              f"{step * 1e3:.3f} ms, wait/step {share:.1%}{verdict}")
+              f"{step * 1e3:.3f} ms, wait/step {share:.1%}{cpu}{verdict}")
 
 
 if __name__ == "__main__":
