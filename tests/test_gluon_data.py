@@ -392,3 +392,13 @@ def test_missing_files_are_downloaded_into_root(tmp_path, monkeypatch):
                        "gluon/dataset/mnist/t10k-images-idx3-ubyte.gz")
     monkeypatch.setattr(vision.datasets, "_sha1_matches", lambda path, sha1: True)
     assert vision.MNIST(root=str(tmp_path), train=False)[1][1] == 8
+
+
+def test_mx_np_arrays_come_back_as_mx_np_arrays():
+    def batchify(samples):
+        return mx.np.array(np.stack(samples))
+
+    ds = gluon.data.SimpleDataset([np.full(3, i, dtype=np.float32) for i in range(4)])
+    out = list(gluon.data.DataLoader(ds, batch_size=2, num_workers=2, batchify_fn=batchify))
+    assert all(isinstance(b, mx.np.ndarray) for b in out)
+    np.testing.assert_array_equal(out[1].asnumpy()[:, 0], [2, 3])

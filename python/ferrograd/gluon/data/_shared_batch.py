@@ -10,6 +10,7 @@ from multiprocessing import resource_tracker, shared_memory
 import numpy as np
 
 from ... import ndarray as nd
+from ... import numpy as _mx_np
 
 try:
     import _posixshmem
@@ -22,18 +23,19 @@ AVAILABLE = _posixshmem is not None
 class SharedArray:
     """Handle of an array waiting in a shared memory segment (what a worker sends back)."""
 
-    __slots__ = ("name", "shape", "dtype")
+    __slots__ = ("name", "shape", "dtype", "np_array")
 
-    def __init__(self, name, shape, dtype):
+    def __init__(self, name, shape, dtype, np_array=False):
         self.name = name
         self.shape = shape
         self.dtype = dtype
+        self.np_array = np_array  # an ``mx.np.ndarray`` comes back as one
 
     def __getstate__(self):
-        return (self.name, self.shape, self.dtype)
+        return (self.name, self.shape, self.dtype, self.np_array)
 
     def __setstate__(self, state):
-        self.name, self.shape, self.dtype = state
+        self.name, self.shape, self.dtype, self.np_array = state
 
 
 def empty(shape, dtype):
@@ -57,6 +59,7 @@ def publish(value):
         array[...] = data
         del array
         shm.close()
+        handle.np_array = isinstance(value, _mx_np.ndarray)
         return handle
     if isinstance(value, (list, tuple)):
         return type(value)(publish(v) for v in value)
@@ -74,7 +77,8 @@ def _attach(handle):
     dtype = np.dtype(handle.dtype)
     count = int(np.prod(handle.shape, dtype=np.int64))
     array = np.frombuffer(buf, dtype=dtype, count=count).reshape(handle.shape)
-    return nd.from_numpy(array, zero_copy=True)
+    out = nd.from_numpy(array, zero_copy=True)
+    return out.as_np_ndarray() if handle.np_array else out
 
 
 def release(handle):
