@@ -166,8 +166,8 @@ SoftmaxCELoss = SoftmaxCrossEntropyLoss
 
 
 class KLDivLoss(Loss):
-    """``label * (log(label) - pred)`` with ``pred`` a log-probability (``from_logits=True``) or
-    logits turned into one by ``log_softmax`` along ``axis``."""
+    """``sum(label * (log(label) - pred))`` over the non-batch axes, with ``pred`` a
+    log-probability (``from_logits=True``) or logits turned into one by ``log_softmax``."""
 
     def __init__(self, from_logits=True, axis=-1, weight=None, batch_axis=0, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
@@ -179,7 +179,8 @@ class KLDivLoss(Loss):
             pred = F.log_softmax(pred, axis=self._axis)
         loss = label * (F.log(label + 1e-12) - pred)
         loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, loss, self._batch_axis)
+        # Summed over the distribution (MXNet 1.9's code; its docstring says averaged).
+        return F.sum(loss, axis=self._batch_axis, exclude=True)
 
 
 class _ImperativeLoss(Loss):
@@ -355,9 +356,9 @@ class CosineEmbeddingLoss(Loss):
 
 
 class SDMLLoss(_ImperativeLoss):
-    """Smoothed Deep Metric Learning loss over a batch of aligned pairs ``(x1[i], x2[i])``: a
+    """Smoothed Deep Metric Learning loss over a batch of aligned pairs ``(x1[i], x2[i])``: the
     KL divergence between the softmax of negative squared distances and smoothed identity
-    labels, scaled by the batch size."""
+    labels, per row."""
 
     def __init__(self, smoothing_parameter=0.3, weight=1., batch_axis=0, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
@@ -381,4 +382,4 @@ class SDMLLoss(_ImperativeLoss):
         labels = self._compute_labels(F, batch_size).as_in_context(x1.context)
         distances = self._compute_distances(F, x1, x2)
         log_probabilities = F.log_softmax(-distances, axis=1)
-        return self.kl_loss(log_probabilities, labels) * batch_size
+        return self.kl_loss(log_probabilities, labels)
