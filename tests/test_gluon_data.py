@@ -402,3 +402,21 @@ def test_mx_np_arrays_come_back_as_mx_np_arrays():
     out = list(gluon.data.DataLoader(ds, batch_size=2, num_workers=2, batchify_fn=batchify))
     assert all(isinstance(b, mx.np.ndarray) for b in out)
     np.testing.assert_array_equal(out[1].asnumpy()[:, 0], [2, 3])
+
+
+def test_transforms_hybridize_and_fit_in_hybrid_sequential():
+    img = nd.array(IMG, dtype=np.uint8)
+    chain = gluon.nn.HybridSequential()
+    chain.add(T.ToTensor(), T.Normalize((0.1, 0.2, 0.3), (0.5, 0.25, 2.0)), T.Cast("float64"))
+    eager = chain(img).asnumpy()
+    chain.hybridize()
+    np.testing.assert_allclose(chain(img).asnumpy(), eager)
+    assert eager.dtype == np.float64
+    # The same chain as a Symbol (channel count from mean/std) gives the same values.
+    out = chain(mx.sym.var("img")).eval(img=img)[0].asnumpy()
+    np.testing.assert_allclose(out, eager, rtol=1e-6)
+    flip = T.RandomFlipLeftRight()
+    flip.hybridize()
+    assert flip(img).shape == IMG.shape
+    with pytest.raises(NotImplementedError, match="RandomFlipLeftRight: symbolic"):
+        flip(mx.sym.var("img"))

@@ -10,7 +10,8 @@ import random
 import numpy as np
 
 from .... import ndarray as nd
-from ...block import Block
+from .... import symbol as sym
+from ...block import Block, HybridBlock
 from ...nn import Sequential
 
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop", "CropResize",
@@ -46,27 +47,60 @@ class Compose(Sequential):
         return x
 
 
-class Cast(Block):
+class _ImperativeTransform(HybridBlock):
+    """A transform that MXNet makes a ``HybridBlock`` but that runs here in NumPy or with
+    Python's random choices: it accepts ``hybridize()`` (and a place in a ``HybridSequential``)
+    and always runs imperatively on NDArrays."""
+
+    def forward(self, x, *args):
+        if isinstance(x, sym.Symbol):
+            raise NotImplementedError(f"{type(self).__name__}: symbolic execution is not "
+                                      "supported; apply the transform to NDArrays")
+        return self._apply(x)
+
+    def _apply(self, x):
+        raise NotImplementedError
+
+
+class _ArrayTransform(HybridBlock):
+    """A parameter-free HybridBlock transform: on a single NDArray, outside a hybridized
+    graph, it calls ``hybrid_forward`` directly (per-sample transforms run thousands of times
+    per epoch in DataLoader workers)."""
+
+    def forward(self, x, *args):
+        if not args and isinstance(x, nd.NDArray) and not getattr(self, "_active", False):
+            return self.hybrid_forward(nd, x)
+        return super().forward(x, *args)
+
+
+class Cast(_ArrayTransform):
     """Casts to ``dtype``."""
 
     def __init__(self, dtype="float32"):
         super().__init__()
         self._dtype = dtype
 
-    def forward(self, x):
-        return x.astype(self._dtype)
+    def hybrid_forward(self, F, x):
+        return F.cast(x, self._dtype)
 
 
-class ToTensor(Block):
+def _hwc_to_chw(F, x):
+    # Two swaps move the last axis to the third from last: HWC -> CHW and NHWC -> NCHW alike.
+    return F.swapaxes(F.swapaxes(x, dim1=-1, dim2=-3), dim1=-1, dim2=-2)
+
+
+class ToTensor(_ArrayTransform):
     """HWC (or NHWC) values in [0, 255] to CHW (NCHW) float32 in [0, 1]."""
 
-    def forward(self, x):
-        _check_image("ToTensor", x)
-        axes = (2, 0, 1) if x.ndim == 3 else (0, 3, 1, 2)
-        return nd.transpose(x.astype("float32") / 255.0, axes=axes)
+    def hybrid_forward(self, F, x):
+        if F is nd:
+            _check_image("ToTensor", x)
+            axes = (2, 0, 1) if x.ndim == 3 else (0, 3, 1, 2)
+            return nd.transpose(x.astype("float32") / 255.0, axes=axes)
+        return _hwc_to_chw(F, F.cast(x, "float32") / 255.0)
 
 
-class Normalize(Block):
+class Normalize(_ArrayTransform):
     """``(x - mean[c]) / std[c]`` per channel of a CHW (or NCHW) tensor; ``mean``/``std`` are
     numbers or one value per channel."""
 
@@ -78,10 +112,21 @@ class Normalize(Block):
         self._std_np = np.asarray(std, dtype=np.float64).ravel()
         self._per_channel = {}    # (channels, dtype) -> (mean, std) NDArrays shaped (C, 1, 1)
 
-    def forward(self, x):
-        _check_image("Normalize", x)
+    def hybrid_forward(self, F, x):
         if self._mean_np.size == 1 and self._std_np.size == 1:
             return (x - float(self._mean_np[0])) / float(self._std_np[0])
+        if F is nd:
+            return self._normalize_nd(x)
+        # Symbols: the channel count comes from mean/std; split, scale, join.
+        channels = max(self._mean_np.size, self._std_np.size)
+        mean = np.broadcast_to(self._mean_np, (channels,))
+        std = np.broadcast_to(self._std_np, (channels,))
+        parts = F.split(x, num_outputs=channels, axis=-3)
+        return F.concat(*[(parts[c] - float(mean[c])) / float(std[c]) for c in range(channels)],
+                        dim=-3)
+
+    def _normalize_nd(self, x):
+        _check_image("Normalize", x)
         channels = x.shape[-3]
         key = (channels, np.dtype(x.dtype).str)
         if key not in self._per_channel:
@@ -150,7 +195,7 @@ def _size_pair(name, size):
     raise ValueError(f"{name}: size must be an int or a (width, height) pair, got {size!r}")
 
 
-class Resize(Block):
+class Resize(_ImperativeTransform):
     """Resizes an HWC (or NHWC) image to ``size`` = (width, height), or an int: a square, or
     with ``keep_ratio`` the shorter side (the other keeps the aspect ratio)."""
 
@@ -160,7 +205,7 @@ class Resize(Block):
         self._size = size
         self._interpolation = interpolation
 
-    def forward(self, x):
+    def _apply(self, x):
         _check_image("Resize", x)
         h, w = x.shape[-3], x.shape[-2]
         if isinstance(self._size, (int, np.integer)):
@@ -216,7 +261,7 @@ class CenterCrop(Block):
         return _to_nd(_center_crop(x.asnumpy(), self._size, self._interpolation), x)
 
 
-class CropResize(Block):
+class CropResize(_ImperativeTransform):
     """The region at (x, y) of ``width`` x ``height``, resized to ``size`` if given."""
 
     def __init__(self, x, y, width, height, size=None, interpolation=None):
@@ -225,7 +270,7 @@ class CropResize(Block):
         self._size = None if size is None else _size_pair("CropResize", size)
         self._interpolation = 1 if interpolation is None else interpolation
 
-    def forward(self, x):
+    def _apply(self, x):
         _check_image("CropResize", x)
         x0, y0, w, h = self._box
         if x0 + w > x.shape[-2] or y0 + h > x.shape[-3]:
@@ -265,10 +310,10 @@ class RandomResizedCrop(Block):
         return _to_nd(_center_crop(img, self._size, self._interpolation), x)
 
 
-class _RandomFlip(Block):
+class _RandomFlip(_ImperativeTransform):
     _axis_from_end = None
 
-    def forward(self, x):
+    def _apply(self, x):
         _check_image(type(self).__name__, x)
         if random.random() < 0.5:
             return nd.flip(x, axis=x.ndim - self._axis_from_end)
@@ -297,38 +342,38 @@ def _blend(x, other, alpha):
     return _to_nd(out.astype(x.dtype), x)
 
 
-class RandomBrightness(Block):
+class RandomBrightness(_ImperativeTransform):
     """Scales the pixel values by ``1 + uniform(-brightness, brightness)``."""
 
     def __init__(self, brightness):
         super().__init__()
         self._args = (max(0, 1 - brightness), 1 + brightness)
 
-    def forward(self, x):
+    def _apply(self, x):
         return _blend(x, 0.0, random.uniform(*self._args))
 
 
-class RandomContrast(Block):
+class RandomContrast(_ImperativeTransform):
     """Blends with the image's mean gray level by ``1 + uniform(-contrast, contrast)``."""
 
     def __init__(self, contrast):
         super().__init__()
         self._args = (max(0, 1 - contrast), 1 + contrast)
 
-    def forward(self, x):
+    def _apply(self, x):
         _check_image("RandomContrast", x, ndims=(3,))
         gray = float((x.asnumpy().astype(np.float32) * _GRAY).sum(axis=-1).mean())
         return _blend(x, gray, random.uniform(*self._args))
 
 
-class RandomSaturation(Block):
+class RandomSaturation(_ImperativeTransform):
     """Blends with each pixel's gray level by ``1 + uniform(-saturation, saturation)``."""
 
     def __init__(self, saturation):
         super().__init__()
         self._args = (max(0, 1 - saturation), 1 + saturation)
 
-    def forward(self, x):
+    def _apply(self, x):
         _check_image("RandomSaturation", x, ndims=(3,))
         gray = (x.asnumpy().astype(np.float32) * _GRAY).sum(axis=-1, keepdims=True)
         return _blend(x, gray, random.uniform(*self._args))
@@ -340,14 +385,14 @@ _EIGVEC = np.array([[-0.5675, 0.7192, 0.4009],
                     [-0.5836, -0.6948, 0.4203]], dtype=np.float32)
 
 
-class RandomLighting(Block):
+class RandomLighting(_ImperativeTransform):
     """AlexNet-style PCA lighting noise with strength ``alpha`` (added per RGB channel)."""
 
     def __init__(self, alpha):
         super().__init__()
         self._alpha = alpha
 
-    def forward(self, x):
+    def _apply(self, x):
         _check_image("RandomLighting", x, ndims=(3,))
         weights = np.random.normal(0, self._alpha, size=(3,)).astype(np.float32)
         rgb = _EIGVEC @ (weights * _EIGVAL)
@@ -357,7 +402,7 @@ class RandomLighting(Block):
         return _to_nd(out.astype(x.dtype), x)
 
 
-class RandomColorJitter(Block):
+class RandomColorJitter(_ImperativeTransform):
     """Random brightness, contrast and saturation changes in random order (hue is not
     supported yet and must be 0)."""
 
@@ -369,7 +414,7 @@ class RandomColorJitter(Block):
                                              (RandomContrast, contrast),
                                              (RandomSaturation, saturation)) if v]
 
-    def forward(self, x):
+    def _apply(self, x):
         for step in random.sample(self._steps, len(self._steps)):
             x = step(x)
         return x
