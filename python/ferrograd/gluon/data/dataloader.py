@@ -5,6 +5,8 @@ import multiprocessing
 import multiprocessing.pool
 import random
 import sys
+import threading
+import weakref
 from multiprocessing import resource_tracker
 
 import numpy as np
@@ -107,6 +109,23 @@ def _thread_worker_fn(samples, batchify_fn, dataset):
     return batchify_fn([dataset[i] for i in samples])
 
 
+class _ArrivalCallback:
+    """Hands a worker's batch to its iterator, or frees it if the iterator is gone. Holds the
+    iterator weakly: the pool keeps callbacks of unfinished tasks, which must not keep the
+    iterator, its loader and the pool alive."""
+
+    def __init__(self, iterator, index):
+        self._iterator = weakref.ref(iterator)
+        self._index = index
+
+    def __call__(self, batch):
+        iterator = self._iterator()
+        if iterator is None:
+            _shared_batch.discard(batch)
+        else:
+            iterator._on_arrival(self._index, batch)
+
+
 class _MultiWorkerIter:
     """Iterates batches computed by a pool, in order, keeping ``prefetch`` batches in flight."""
 
@@ -116,6 +135,11 @@ class _MultiWorkerIter:
         self._threads = loader._thread_pool
         self._timeout = loader._timeout
         self._pending = {}
+        # Batches that arrived from worker processes and are not yet returned; once closed,
+        # arriving batches are freed at once (no waiting on workers, nothing left behind).
+        self._arrived = {}
+        self._closed = False
+        self._lock = threading.Lock()
         self._rcvd_idx = 0
         self._sent_idx = 0
         self._iter = iter(loader._batch_sampler)
@@ -133,15 +157,25 @@ class _MultiWorkerIter:
             task = self._pool.apply_async(_thread_worker_fn, (indices, self._loader._batchify_fn,
                                                               self._loader._dataset))
         else:
-            task = self._pool.apply_async(_worker_fn, (indices,))
+            task = self._pool.apply_async(_worker_fn, (indices,),
+                                          callback=_ArrivalCallback(self, self._sent_idx))
         self._pending[self._sent_idx] = task
         self._sent_idx += 1
+
+    def _on_arrival(self, index, batch):
+        # Runs on the pool's result thread.
+        with self._lock:
+            if not self._closed:
+                self._arrived[index] = batch
+                return
+        _shared_batch.discard(batch)
 
     def __next__(self):
         self._push_next()
         if self._rcvd_idx == self._sent_idx:
             raise StopIteration
-        task = self._pending.pop(self._rcvd_idx)
+        index = self._rcvd_idx
+        task = self._pending.pop(index)
         self._rcvd_idx += 1
         try:
             batch = task.get(self._timeout)
@@ -155,6 +189,8 @@ class _MultiWorkerIter:
             self.close()
             raise
         if not self._threads:
+            with self._lock:
+                batch = self._arrived.pop(index)
             batch = _shared_batch.receive(batch)
         if self._loader._pin_memory:
             batch = _as_in_context(batch, context.cpu_pinned(self._loader._pin_device_id))
@@ -166,19 +202,16 @@ class _MultiWorkerIter:
         return self
 
     def close(self):
-        """Waits for the batches still in flight and frees their shared memory."""
-        pending, self._pending = self._pending, {}
+        """Stops the iteration and frees the batches in flight: those that arrived now, the
+        others as they arrive (without waiting for them)."""
+        self._pending = {}
         self._iter = iter(())
         self._rcvd_idx = self._sent_idx
-        if getattr(self._pool, "_state", multiprocessing.pool.RUN) != multiprocessing.pool.RUN:
-            return  # terminated (e.g. at interpreter exit): nothing more will arrive
-        for task in pending.values():
-            try:
-                batch = task.get(self._timeout)
-            except Exception:  # noqa: BLE001 - the batch is being dropped anyway
-                continue
-            if not self._threads:
-                _shared_batch.discard(batch)
+        with self._lock:
+            self._closed = True
+            arrived, self._arrived = self._arrived, {}
+        for batch in arrived.values():
+            _shared_batch.discard(batch)
 
     def __del__(self):
         try:
