@@ -74,10 +74,11 @@ def _ctc_one(logp, labels):
 class CTCFunction(autograd.Function):
     """CTC loss over activations in (T, N, C) layout and labels in (N, L) layout."""
 
-    def __init__(self, pred_lengths=None, label_lengths=None):
+    def __init__(self, labels, pred_lengths=None):
         super().__init__()
-        self._pred_lengths = pred_lengths
-        self._label_lengths = label_lengths
+        self._labels = labels                # one int64 array of symbols per sequence
+        self._pred_lengths = pred_lengths    # NumPy (N,) or None for full length
+        self._grad = None
 
     def forward(self, acts):
         data = acts.asnumpy().astype(np.float64)
@@ -127,6 +128,5 @@ def ctc_loss(acts, labels, pred_lengths=None, label_lengths=None):
             raise ValueError(f"CTCLoss: label values must lie in [0, {classes}) (the last "
                              f"class is the blank), got {row.tolist()} in row {b}")
         seqs.append(row)
-    fn = CTCFunction(None if pred_lengths is None else pred_lengths.asnumpy(), lengths)
-    fn._labels = seqs
+    fn = CTCFunction(seqs, None if pred_lengths is None else pred_lengths.asnumpy())
     return fn(acts)
