@@ -1,11 +1,11 @@
-"""Normalisation layers of ``gluon.nn``: BatchNorm, LayerNorm, InstanceNorm.
+"""Normalisation layers of ``gluon.nn``: BatchNorm, LayerNorm, InstanceNorm, GroupNorm.
 
 ``in_channels=0`` leaves the per-channel parameters' size to the first forward.
 """
 
 from ..block import HybridBlock
 
-__all__ = ["BatchNorm", "LayerNorm", "InstanceNorm"]
+__all__ = ["BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm"]
 
 
 def _scale_shift_params(block, in_channels, center, scale, gamma_init, beta_init):
@@ -85,3 +85,33 @@ class InstanceNorm(HybridBlock):
     def __repr__(self):
         body = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
         return f"{self.__class__.__name__}({body}, in_channels={self.gamma.shape[0]})"
+
+
+class GroupNorm(HybridBlock):
+    """Splits the channels (axis 1) into ``num_groups`` groups and normalises each sample's
+    group over its channels and spatial axes, then ``gamma[g] * x + beta[g]``: as MXNet 1.9,
+    ``gamma`` and ``beta`` hold one value per group (shape ``(num_groups,)``)."""
+
+    def __init__(self, num_groups=1, epsilon=1e-5, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._kwargs = {"eps": epsilon, "num_groups": num_groups, "center": center,
+                        "scale": scale}
+        self._num_groups = num_groups
+        self._epsilon = epsilon
+        _scale_shift_params(self, num_groups, center, scale, gamma_initializer, beta_initializer)
+
+    def hybrid_forward(self, F, x, gamma, beta):
+        # Composite of existing ops (no GroupNorm kernel): the population variance of each
+        # (sample, group) row, as MXNet's operator computes it.
+        grouped = x.reshape((0, self._num_groups, -1))
+        centred = F.broadcast_sub(grouped, F.mean(grouped, axis=2, keepdims=True))
+        var = F.mean(F.square(centred), axis=2, keepdims=True)
+        normed = F.broadcast_div(centred, F.sqrt(var + self._epsilon))
+        out = F.broadcast_add(F.broadcast_mul(normed, gamma.reshape((1, -1, 1))),
+                              beta.reshape((1, -1, 1)))
+        return F.reshape_like(out, x)
+
+    def __repr__(self):
+        body = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
+        return f"{self.__class__.__name__}({body})"

@@ -1,0 +1,285 @@
+"""Hybridized execution: ``hybrid_forward`` traced once into a Symbol, bound on an Executor.
+
+A hybridized block keeps one :class:`_CachedGraph` (the traced symbol: inputs ``data`` or
+``data0..``, parameters as variables named as the Parameters) and, per input signature (shapes,
+dtypes, context), a pool of bound executors. A call copies the inputs into the executor's own
+input arrays, runs the fixed native schedule and returns copies of the outputs. Under
+``autograd.record()`` the call is ONE recorded node whose backward is the executor's backward;
+autograd then delivers the parameter gradients into ``Parameter.grad()`` per ``grad_req``.
+
+An executor holds the state of its last forward. A recorded call keeps its executor reserved
+until the node's backward has run, so calling the block again before ``backward`` (a shared
+layer, two losses) binds a second executor instead of overwriting the first one's state.
+"""
+
+import numpy as np
+
+from .. import autograd
+from .. import ndarray as nd
+from .. import symbol as sym
+from .._ferrograd import _ag_record_function
+from ..base import MXNetError
+from .parameter import DeferredInitializationError
+
+# Recorded calls whose backward has not run yet may each hold an executor; past this many per
+# signature the oldest is reused (its node then raises a clear error if backward is called).
+_MAX_RESERVED = 8
+
+
+class HybridizeError(MXNetError, AttributeError):
+    """``hybrid_forward`` used something that has no symbolic form, so it cannot be traced."""
+
+
+def flatten(values, what):
+    """(leaves, format): nested lists/tuples as a flat list plus the nesting to rebuild them."""
+    if isinstance(values, (list, tuple)):
+        leaves, fmt = [], []
+        for v in values:
+            sub, sub_fmt = flatten(v, what)
+            leaves.extend(sub)
+            fmt.append(sub_fmt)
+        return leaves, fmt
+    if values is None or isinstance(values, (nd.NDArray, sym.Symbol)):
+        return [values], 0
+    raise ValueError(f"HybridBlock {what} must be (nested) list of Symbol or NDArray, "
+                     f"but got {values} of type {type(values)}")
+
+
+def regroup(leaves, fmt):
+    """Inverse of :func:`flatten` (``leaves`` consumed from the front)."""
+    if fmt == 0:
+        return leaves.pop(0)
+    return [regroup(leaves, f) for f in fmt]
+
+
+def _input_names(inputs):
+    arrays = [v for v in inputs if v is not None]
+    if len(arrays) == 1:
+        return ["data"]
+    return [f"data{i}" for i in range(len(arrays))]
+
+
+def flatten_outputs(out):
+    """(symbols, format, single) of what ``hybrid_forward`` returned; a symbol with several
+    outputs counts as a list of them (as MXNet regroups it)."""
+    if isinstance(out, sym.Symbol):
+        n = len(out.list_outputs())
+        if n == 1:
+            return [out], 0, True
+        return [out[i] for i in range(n)], [0] * n, False
+    if isinstance(out, (list, tuple)):
+        leaves, fmt = [], []
+        for o in out:
+            sub, sub_fmt, _ = flatten_outputs(o)
+            leaves.extend(sub)
+            fmt.append(sub_fmt)
+        return leaves, fmt, False
+    raise ValueError(f"HybridBlock output must be (nested) list of Symbol or NDArray, but got "
+                     f"{out} of type {type(out)}")
+
+
+def trace_graph(block, args):
+    """The :class:`_CachedGraph` of ``block`` for the structure of ``args``."""
+    leaves, in_format = flatten(list(args), "inputs")
+    names = _input_names(leaves)
+    variables = iter(sym.var(n) for n in names)
+    sym_leaves = [None if v is None else next(variables) for v in leaves]
+    out = trace(block, *regroup(list(sym_leaves), in_format))
+    out_leaves, out_format, single = flatten_outputs(out)
+    symbol = out_leaves[0] if len(out_leaves) == 1 else sym.Group(out_leaves)
+    positions = [i for i, v in enumerate(leaves) if v is not None]
+    return _CachedGraph(block, symbol, names, in_format, positions, out_format, single)
+
+
+class _CachedGraph:
+    """A block's graph: the symbol, which inputs/Parameters feed it, how outputs nest."""
+
+    def __init__(self, block, symbol, input_names, in_format, in_positions, out_format, single):
+        self.symbol = symbol
+        self.input_names = list(input_names)
+        self.in_format = in_format
+        self.in_positions = in_positions
+        self.out_format = out_format
+        self.single_output = single
+        names = self.input_names
+        params = {p.name: p for p in block.collect_params().values()}
+        self.arg_names = self.symbol.list_arguments()
+        self.aux_names = self.symbol.list_auxiliary_states()
+        # What feeds each argument: ("input", k) or ("param", Parameter).
+        self.arg_sources = []
+        for name in self.arg_names:
+            if name in names:
+                self.arg_sources.append(("input", names.index(name)))
+            elif name in params:
+                self.arg_sources.append(("param", params[name]))
+            else:
+                raise MXNetError(f"{type(block).__name__}: the graph needs the variable "
+                                 f"'{name}', which is neither an input nor a Parameter of the "
+                                 "block")
+        missing = [n for n in self.aux_names if n not in params]
+        if missing:
+            raise MXNetError(f"{type(block).__name__}: auxiliary states {missing} of the graph "
+                             "are not Parameters of the block")
+        self.aux_params = [params[n] for n in self.aux_names]
+        self.params = [src for kind, src in self.arg_sources if kind == "param"]
+        self.pools = {}
+
+    def infer_params(self, input_arrays, attr):
+        """Fill parameter shapes (``attr='shape'``) or dtypes from the inputs' through the graph."""
+        if attr == "shape":
+            known = {n: a.shape for n, a in zip(self.input_names, input_arrays, strict=True)}
+            arg, _, aux = self.symbol.infer_shape_partial(**known)
+        else:
+            known = {n: a.dtype for n, a in zip(self.input_names, input_arrays, strict=True)}
+            arg, _, aux = self.symbol.infer_type(**known)
+        inferred = dict(zip(self.arg_names, arg, strict=True))
+        inferred.update(zip(self.aux_names, aux, strict=True))
+        for p in self.params + self.aux_params:
+            value = inferred.get(p.name)
+            if value is not None:
+                setattr(p, attr, value)
+
+
+def trace(block, *args):
+    """``block``'s ``hybrid_forward`` run with ``F = mx.sym`` on symbol ``args``."""
+    try:
+        return block._symbolic_forward(*args)
+    except AttributeError as e:
+        if isinstance(e, HybridizeError):
+            raise
+        raise HybridizeError(
+            f"{type(block).__name__}.hybrid_forward cannot be hybridized: {e}. A hybridized "
+            "block is traced with F = mx.sym, so it may only use operators that exist in both "
+            "mx.nd and mx.sym and no NDArray-only methods (asnumpy, asscalar, ...); call "
+            "hybridize(False) to run it imperatively") from e
+
+
+class _BoundRun:
+    """One executor of a cached graph with its own input arrays."""
+
+    def __init__(self, graph, inputs, ctx):
+        self.input_arrays = [nd.zeros(a.shape, ctx=ctx, dtype=a.dtype) for a in inputs]
+        args, reqs = [], []
+        for kind, src in graph.arg_sources:
+            if kind == "input":
+                arr = self.input_arrays[src]
+                reqs.append("write" if np.issubdtype(arr.dtype, np.floating) else "null")
+            else:
+                arr = src.data(ctx)
+                reqs.append("null" if src.grad_req == "null" else "write")
+            args.append(arr)
+        aux = [p.data(ctx) for p in graph.aux_params]
+        grads = [None if r == "null" else nd.zeros(a.shape, ctx=ctx, dtype=a.dtype)
+                 for a, r in zip(args, reqs, strict=True)]
+        self.param_arrays = [a for (kind, _), a in zip(graph.arg_sources, args, strict=True)
+                             if kind == "param"] + aux
+        self.reqs = reqs
+        self.exe = graph.symbol.bind(ctx, args, args_grad=grads, grad_req=reqs, aux_states=aux)
+        self.grads = grads
+        self.run_id = 0
+        self.reserved = False
+
+    def still_bound(self, graph, ctx):
+        """False when a Parameter's array or grad_req changed since binding (cast, reset_ctx,
+        force_reinit, grad_req='null' ...): the executor must be rebound."""
+        current = [p.data(ctx) for p in graph.params] + [p.data(ctx) for p in graph.aux_params]
+        if any(a is not b for a, b in zip(current, self.param_arrays, strict=True)):
+            return False
+        reqs = [("null" if src.grad_req == "null" else "write") for kind, src in graph.arg_sources
+                if kind == "param"]
+        bound = [r for (kind, _), r in zip(graph.arg_sources, self.reqs, strict=True)
+                 if kind == "param"]
+        return reqs == bound
+
+
+def _signature(arrays, ctx):
+    return (str(ctx),) + tuple((a.shape, np.dtype(a.dtype).str) for a in arrays)
+
+
+def _finish_deferred(block, graph, arrays):
+    params = block.collect_params().values()
+    if not any(p._deferred_init for p in params):
+        return
+    try:
+        graph.infer_params(arrays, "shape")
+    except MXNetError as e:
+        raise MXNetError(f"Deferred initialization failed because shape cannot be inferred. "
+                         f"{e}") from e
+    for p in params:
+        p._finish_deferred_init()
+
+
+def _take_run(graph, arrays, ctx):
+    """A free executor for this signature (binding one if needed)."""
+    pool = graph.pools.setdefault(_signature(arrays, ctx), [])
+    pool[:] = [r for r in pool if r.still_bound(graph, ctx)]
+    for run in pool:
+        if not run.reserved:
+            return run
+    if len(pool) >= _MAX_RESERVED:
+        run = min(pool, key=lambda r: r.run_id)
+        run.reserved = False
+        return run
+    run = _BoundRun(graph, arrays, ctx)
+    pool.append(run)
+    return run
+
+
+def call_cached(block, args):
+    """Runs hybridized ``block`` on NDArray ``args`` (see the module note)."""
+    leaves, fmt = flatten(list(args), "inputs")
+    graph = block._cached_graph
+    if graph is None or graph.in_format != fmt or graph.in_positions != [
+            i for i, v in enumerate(leaves) if v is not None]:
+        if graph is not None and block._fixed_graph:
+            raise ValueError(f"{type(block).__name__}: expected {len(graph.input_names)} inputs "
+                             f"({', '.join(graph.input_names)}), got {len(leaves)}")
+        graph = block._cached_graph = trace_graph(block, args)
+    arrays = [leaves[i] for i in graph.in_positions]
+    ctx = arrays[0].context
+    try:
+        _finish_deferred(block, graph, arrays)
+        run = _take_run(graph, arrays, ctx)
+    except DeferredInitializationError:
+        raise
+    for buf, a in zip(run.input_arrays, arrays, strict=True):
+        buf[:] = a
+    recording = autograd.is_recording()
+    run.exe.forward(is_train=autograd.is_training())
+    run.run_id += 1
+    with autograd.pause():
+        outs = [o.copy() for o in run.exe.outputs]
+    if recording:
+        inputs = arrays + [src.data(ctx) for kind, src in graph.arg_sources if kind == "param"]
+        _ag_record_function(_Backward(run, graph, len(arrays)), inputs, outs)
+        run.reserved = True
+    if graph.single_output:
+        return outs[0]
+    return regroup(outs, graph.out_format)
+
+
+class _Backward:
+    """The recorded node's gradient rule: the executor's backward for that run."""
+
+    def __init__(self, run, graph, n_inputs):
+        self.run = run
+        self.run_id = run.run_id
+        self.graph = graph
+        self.n_inputs = n_inputs
+
+    def __call__(self, *out_grads):
+        run = self.run
+        if run.run_id != self.run_id:
+            raise MXNetError("hybridized block: this forward's state was overwritten by later "
+                             f"calls ({_MAX_RESERVED}+ recorded calls of one block without "
+                             "backward); call backward sooner or hybridize(False)")
+        run.exe.backward(list(out_grads))
+        run.reserved = False
+        by_input = [None] * self.n_inputs
+        by_param = []
+        for (kind, src), g in zip(self.graph.arg_sources, run.grads, strict=True):
+            if kind == "input":
+                by_input[src] = g
+            else:
+                by_param.append(g)
+        return by_input + by_param
