@@ -12,13 +12,15 @@ until the node's backward has run, so calling the block again before ``backward`
 layer, two losses) binds a second executor instead of overwriting the first one's state.
 """
 
+import threading
+
 import numpy as np
 
 from .. import autograd
 from .. import ndarray as nd
 from .. import symbol as sym
 from .._ferrograd import _ag_record_function
-from ..base import MXNetError
+from ..base import MXNetError, NotImplementedForSymbol
 from .parameter import DeferredInitializationError
 
 # Recorded calls whose backward has not run yet may each hold an executor; past this many per
@@ -78,13 +80,36 @@ def flatten_outputs(out):
                      f"{out} of type {type(out)}")
 
 
+_tracing = threading.local()
+
+
+def traced_shape(symbol):
+    """The shape of ``symbol`` while a block is being traced from example arrays, else None
+    (layers whose graph depends on the input rank ask this)."""
+    known = getattr(_tracing, "shapes", None)
+    if not known:
+        return None
+    try:
+        _, out_shapes, _ = symbol.infer_shape_partial(
+            **{k: v for k, v in known.items() if k in symbol.list_arguments()})
+    except MXNetError:
+        return None
+    return out_shapes[0] if out_shapes else None
+
+
 def trace_graph(block, args):
     """The :class:`_CachedGraph` of ``block`` for the structure of ``args``."""
     leaves, in_format = flatten(list(args), "inputs")
     names = _input_names(leaves)
     variables = iter(sym.var(n) for n in names)
     sym_leaves = [None if v is None else next(variables) for v in leaves]
-    out = trace(block, *regroup(list(sym_leaves), in_format))
+    arrays = [v for v in leaves if v is not None]
+    previous = getattr(_tracing, "shapes", None)
+    _tracing.shapes = {n: a.shape for n, a in zip(names, arrays, strict=True)}
+    try:
+        out = trace(block, *regroup(list(sym_leaves), in_format))
+    finally:
+        _tracing.shapes = previous
     out_leaves, out_format, single = flatten_outputs(out)
     symbol = out_leaves[0] if len(out_leaves) == 1 else sym.Group(out_leaves)
     positions = [i for i, v in enumerate(leaves) if v is not None]
@@ -144,7 +169,7 @@ def trace(block, *args):
     """``block``'s ``hybrid_forward`` run with ``F = mx.sym`` on symbol ``args``."""
     try:
         return block._symbolic_forward(*args)
-    except AttributeError as e:
+    except (AttributeError, NotImplementedForSymbol) as e:
         if isinstance(e, HybridizeError):
             raise
         raise HybridizeError(
@@ -242,12 +267,13 @@ def call_cached(block, args):
         run = _take_run(graph, arrays, ctx)
     except DeferredInitializationError:
         raise
-    for buf, a in zip(run.input_arrays, arrays, strict=True):
-        buf[:] = a
     recording = autograd.is_recording()
-    run.exe.forward(is_train=autograd.is_training())
-    run.run_id += 1
+    training = autograd.is_training()
     with autograd.pause():
+        for buf, a in zip(run.input_arrays, arrays, strict=True):
+            buf[:] = a
+        run.exe.forward(is_train=training)
+        run.run_id += 1
         outs = [o.copy() for o in run.exe.outputs]
     if recording:
         inputs = arrays + [src.data(ctx) for kind, src in graph.arg_sources if kind == "param"]

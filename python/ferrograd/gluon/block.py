@@ -262,6 +262,12 @@ class Block:
     def forward(self, *args):
         raise NotImplementedError(f"{type(self).__name__} must define forward")
 
+    def summary(self, *inputs):
+        """Print each layer's output shape and parameter counts for a run on ``inputs`` (the
+        block must not be hybridized)."""
+        from ._summary import summarize
+        summarize(self, inputs)
+
 
 class HybridBlock(Block):
     """A block written once as ``hybrid_forward(F, x, *args, **params)`` for ``F`` = nd or sym.

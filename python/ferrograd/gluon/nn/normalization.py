@@ -3,6 +3,7 @@
 ``in_channels=0`` leaves the per-channel parameters' size to the first forward.
 """
 
+from ...base import MXNetError
 from ..block import HybridBlock
 
 __all__ = ["BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm"]
@@ -102,16 +103,41 @@ class GroupNorm(HybridBlock):
         _scale_shift_params(self, num_groups, center, scale, gamma_initializer, beta_initializer)
 
     def hybrid_forward(self, F, x, gamma, beta):
-        # Composite of existing ops (no GroupNorm kernel): the population variance of each
-        # (sample, group) row, as MXNet's operator computes it.
-        grouped = x.reshape((0, self._num_groups, -1))
-        centred = F.broadcast_sub(grouped, F.mean(grouped, axis=2, keepdims=True))
-        var = F.mean(F.square(centred), axis=2, keepdims=True)
-        normed = F.broadcast_div(centred, F.sqrt(var + self._epsilon))
-        out = F.broadcast_add(F.broadcast_mul(normed, gamma.reshape((1, -1, 1))),
-                              beta.reshape((1, -1, 1)))
-        return F.reshape_like(out, x)
+        # A composite of existing ops (there is no GroupNorm kernel) that keeps x's rank, so it
+        # needs no reshape_like: per-channel means (equal sizes) average into group means, and
+        # group statistics broadcast back to channels through the (N, G, C/G, 1...) view.
+        ndim = _input_ndim(x, "GroupNorm")
+        groups = self._num_groups
+        ones = (1,) * (ndim - 1)
+
+        def group_mean(t):
+            per_channel = F.mean(t, axis=(0, 1), exclude=True, keepdims=True)
+            grouped = per_channel.reshape((0, -4, groups, -1, -2))
+            return F.mean(grouped, axis=2, keepdims=True), grouped
+
+        def to_channels(stat, grouped):
+            return F.broadcast_like(stat, grouped).reshape((0, -3, -2))
+
+        mean, grouped = group_mean(x)
+        centred = F.broadcast_sub(x, to_channels(mean, grouped))
+        var, _ = group_mean(F.square(centred))
+        scale = F.broadcast_mul(F.rsqrt(var + self._epsilon), gamma.reshape((1, -1) + ones))
+        out = F.broadcast_mul(centred, to_channels(scale, grouped))
+        return F.broadcast_add(out, to_channels(
+            F.broadcast_like(beta.reshape((1, -1) + ones), scale), grouped))
 
     def __repr__(self):
         body = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
         return f"{self.__class__.__name__}({body})"
+
+
+def _input_ndim(x, layer):
+    """The rank of ``x`` (an NDArray, or a Symbol while a hybridized block is traced)."""
+    if hasattr(x, "ndim"):
+        return x.ndim
+    from .._hybrid import traced_shape
+    shape = traced_shape(x)
+    if shape is None:
+        raise MXNetError(f"{layer}: the input rank of a Symbol is unknown; call the layer on "
+                         "NDArrays (hybridized or not)")
+    return len(shape)
