@@ -334,7 +334,8 @@ def test_summary_numbers():
     assert "   Trainable params: 860\n" in text  # running mean/var are not trainable
     assert "   Non-trainable params: 8\n" in text
     assert "Unique parameters in model: 868\n" in text
-    assert text.splitlines()[1] == "        Layer (type)" + " " * 32 + "Output Shape         Param #"
+    header = "        Layer (type)" + " " * 32 + "Output Shape" + " " * 9 + "Param #"
+    assert text.splitlines()[1] == header
     net.hybridize()
     with pytest.raises(AssertionError, match="must not be hybridized"):
         net.summary(mx.nd.ones((2, 3, 6, 6)))
