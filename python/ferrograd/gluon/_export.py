@@ -117,6 +117,11 @@ class SymbolBlock(HybridBlock):
                                    graph.out_format)
         return _hybrid.call_cached(self, (x, *args))
 
+    def __repr__(self):
+        graph = self._cached_graph
+        return (f"{type(self).__name__}(\n{graph.symbol!r} : {len(graph.input_names)} -> "
+                f"{len(graph.symbol.list_outputs())}\n)")
+
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError("SymbolBlock runs its symbol; it has no hybrid_forward")
 

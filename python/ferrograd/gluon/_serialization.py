@@ -40,6 +40,8 @@ def _prepare(param, data, cast_dtype, dtype_source):
                              f"incompatible expected {shape} vs saved {data.shape}")
         shape = tuple(saved if mine == 0 else mine
                       for mine, saved in zip(shape, data.shape, strict=True))
+    else:  # no shape declared (a SymbolBlock's variables): the file decides
+        shape = tuple(data.shape)
     dtype = param.dtype
     if np.dtype(dtype) != np.dtype(data.dtype):
         if not cast_dtype:
