@@ -158,5 +158,24 @@ def test_symbol_block_bad_input(tmp_path):
                                   allow_missing=True)
     block = gluon.SymbolBlock.imports(sym_file, ["data"], str(tmp_path / "bad.params"),
                                       allow_missing=True, ignore_extra=True)
-    with pytest.raises(ValueError, match="expected 1 inputs"):
+    with pytest.raises(ValueError, match="argument structure"):
         block(mx.nd.ones((1, 3, 6, 6)), mx.nd.ones((1,)))
+
+
+def test_deduplicated_file_loads_into_shared_parameters(tmp_path):
+    class Pair(gluon.Block):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Dense(2, in_units=2)
+            self.b = nn.Dense(2, in_units=2, params=self.a.collect_params())
+
+    net = Pair()
+    net.initialize()
+    path = str(tmp_path / "dedup.params")
+    net.save_parameters(path, deduplicate=True)
+    assert sorted(mx.nd.load(path)) == ["a.bias", "a.weight"]
+    other = Pair()
+    other.load_parameters(path)
+    np.testing.assert_array_equal(other.b.weight.data().asnumpy(),
+                                  net.a.weight.data().asnumpy())
+    assert gluon.nn.SymbolBlock is gluon.SymbolBlock

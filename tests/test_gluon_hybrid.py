@@ -351,3 +351,36 @@ def test_summary_counts_shared_parameters_once():
     assert "   Total params: 24\n" in text
     assert "Shared params in forward computation graph: 12\n" in text
     assert "Unique parameters in model: 12\n" in text
+
+
+@pytest.mark.parametrize("make,ndim", [
+    (lambda layout: nn.MaxPool1D(3, 2, layout=layout), 1),
+    (lambda layout: nn.AvgPool2D(2, padding=1, count_include_pad=False, layout=layout), 2),
+    (lambda layout: nn.GlobalAvgPool3D(layout=layout), 3),
+    (lambda layout: nn.Conv2D(3, (3, 2), padding=1, in_channels=4, layout=layout), 2),
+    (lambda layout: nn.Conv3D(2, 2, groups=2, in_channels=4, layout=layout), 3),
+])
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_channels_last_layouts_match_channels_first(make, ndim, hybrid):
+    first = make({1: "NCW", 2: "NCHW", 3: "NCDHW"}[ndim])
+    last = make({1: "NWC", 2: "NHWC", 3: "NDHWC"}[ndim])
+    for layer in (first, last):
+        layer.initialize()
+        if hybrid:
+            layer.hybridize()
+    to_last = (0,) + tuple(range(2, ndim + 2)) + (1,)
+    if first.params:
+        w = first.weight.data().asnumpy()
+        assert last.weight.shape == tuple(np.array(w.shape)[list(to_last)])
+        last.weight.set_data(w.transpose(to_last))
+    x = np.random.RandomState(0).uniform(-1, 1, (2, 4) + (5,) * ndim).astype("f")
+    want = first(mx.nd.array(x)).asnumpy().transpose(to_last)
+    got = last(mx.nd.array(x.transpose(to_last))).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_unsupported_layouts_are_clear_errors():
+    with pytest.raises(MXNetError, match="Conv1D: layout 'NWC' is not supported"):
+        nn.Conv1D(2, 3, layout="NWC")
+    with pytest.raises(MXNetError, match="Conv2DTranspose: layout 'NHWC'"):
+        nn.Conv2DTranspose(2, 3, layout="NHWC")

@@ -41,7 +41,9 @@ def flatten(values, what):
             leaves.extend(sub)
             fmt.append(sub_fmt)
         return leaves, fmt
-    if values is None or isinstance(values, (nd.NDArray, sym.Symbol)):
+    if values is None:
+        return [values], -1
+    if isinstance(values, (nd.NDArray, sym.Symbol)):
         return [values], 0
     raise ValueError(f"HybridBlock {what} must be (nested) list of Symbol or NDArray, "
                      f"but got {values} of type {type(values)}")
@@ -49,7 +51,7 @@ def flatten(values, what):
 
 def regroup(leaves, fmt):
     """Inverse of :func:`flatten` (``leaves`` consumed from the front)."""
-    if fmt == 0:
+    if fmt in (0, -1):
         return leaves.pop(0)
     return [regroup(leaves, f) for f in fmt]
 
@@ -250,16 +252,22 @@ def _take_run(graph, arrays, ctx):
     return run
 
 
+def _same_structure(fmt, stored):
+    """True when two input formats differ only by trailing None arguments (defaults)."""
+    short, long = sorted((list(fmt), list(stored)), key=len)
+    return long[:len(short)] == short and all(f == -1 for f in long[len(short):])
+
+
 def call_cached(block, args):
     """Runs hybridized ``block`` on NDArray ``args`` (see the module note)."""
     leaves, fmt = flatten(list(args), "inputs")
     graph = block._cached_graph
-    if graph is None or graph.in_format != fmt or graph.in_positions != [
-            i for i, v in enumerate(leaves) if v is not None]:
-        if graph is not None and block._fixed_graph:
-            raise ValueError(f"{type(block).__name__}: expected {len(graph.input_names)} inputs "
-                             f"({', '.join(graph.input_names)}), got {len(leaves)}")
+    if graph is None:
         graph = block._cached_graph = trace_graph(block, args)
+    elif fmt != graph.in_format and not _same_structure(fmt, graph.in_format):
+        raise ValueError(f"{type(block).__name__}: the argument structure does not match the "
+                         f"cached graph's (stored format = {graph.in_format}, input format = "
+                         f"{fmt}; -1 is None); call hybridize() again to re-trace")
     arrays = [leaves[i] for i in graph.in_positions]
     ctx = arrays[0].context
     try:

@@ -124,6 +124,10 @@ def load_block(block, filename, ctx, allow_missing, ignore_extra, cast_dtype, dt
         block.collect_params().load(filename, ctx, allow_missing, ignore_extra, block.prefix,
                                     cast_dtype, dtype_source)
         return
+    # A shared Parameter reachable under several paths is saved once by deduplicate=True; the
+    # other paths are not missing when the file holds that Parameter under any of its paths.
+    in_file = {id(params[key]) for key in loaded if key in params}
+    params = {key: p for key, p in params.items() if key in loaded or id(p) not in in_file}
     load_into(params, loaded, filename, ctx, allow_missing, ignore_extra, cast_dtype,
               dtype_source, "the Block")
 

@@ -46,6 +46,14 @@ def _ctx_list(ctx):
     return list(ctx)
 
 
+def _on_context(arr, ctx):
+    """``arr`` reporting ``ctx`` as its context (ferrograd keeps every cpu(i) in one memory, so
+    the copy alone would say cpu(0))."""
+    if arr.context != ctx:
+        arr._set_context(ctx)
+    return arr
+
+
 class Parameter:
     """A named weight. ``shape`` may contain 0 (unknown until the first forward)."""
 
@@ -173,14 +181,14 @@ class Parameter:
 
     def _init_impl(self, data, ctx_list):
         self._ctx_list = list(ctx_list)
-        self._data = [data.copyto(c) for c in self._ctx_list]
+        self._data = [_on_context(data.copyto(c), c) for c in self._ctx_list]
         self._init_grad()
 
     def _init_grad(self):
         if self.grad_req == "null":
             self._grad = None
             return
-        self._grad = [nd.zeros_like(d) for d in self._data]
+        self._grad = [_on_context(nd.zeros_like(d), d.context) for d in self._data]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
 
     # -- access -----------------------------------------------------------------------------

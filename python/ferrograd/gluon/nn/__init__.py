@@ -1,5 +1,6 @@
 """``gluon.nn``: neural-network layers."""
 
+from .._export import SymbolBlock
 from ..block import Block, HybridBlock
 from .activations import ELU, GELU, SELU, Activation, LeakyReLU, PReLU, Swish
 from .basic_layers import (
@@ -19,6 +20,7 @@ from .normalization import BatchNorm, GroupNorm, InstanceNorm, LayerNorm
 
 __all__ = ["Activation", "LeakyReLU", "Dense", "Dropout", "Flatten", "HybridLambda",
            "HybridSequential", "Identity", "Lambda", "Sequential", "Block", "HybridBlock",
+           "SymbolBlock",
            "Embedding",
            "BatchNorm", "InstanceNorm", "LayerNorm", "GroupNorm", "PReLU", "ELU", "SELU", "GELU",
            "Swish"]
