@@ -179,3 +179,19 @@ def test_deduplicated_file_loads_into_shared_parameters(tmp_path):
     np.testing.assert_array_equal(other.b.weight.data().asnumpy(),
                                   net.a.weight.data().asnumpy())
     assert gluon.nn.SymbolBlock is gluon.SymbolBlock
+
+
+def test_sparse_storage_is_refused_clearly():
+    weight = mx.sym.var("weight", stype="row_sparse")
+    with pytest.raises(AssertionError, match="storage type is 'row_sparse'"):
+        gluon.SymbolBlock(mx.sym.dot(mx.sym.var("data"), weight), mx.sym.var("data"))
+    sparse = gluon.Parameter("w", shape=(2, 2), stype="row_sparse")
+    sparse.initialize()
+    with pytest.raises(RuntimeError, match="use row_sparse_data"):
+        sparse.data()
+    with pytest.raises(NotImplementedError, match="issue 20"):
+        sparse.row_sparse_data(mx.nd.arange(0, 2))
+    dense = gluon.Parameter("v", shape=(2, 2))
+    dense.initialize()
+    with pytest.raises(RuntimeError, match="use data"):
+        dense.list_row_sparse_data(mx.nd.arange(0, 2))

@@ -10,11 +10,18 @@ import warnings
 
 from .. import ndarray as nd
 from .. import symbol as sym
+from ..base import MXNetError
 from ..context import cpu
 from . import _hybrid
 from .block import HybridBlock
 
 __all__ = ["SymbolBlock", "export_block"]
+
+_STYPES = {"1": "row_sparse", "2": "csr"}
+
+
+class UnsupportedStorageError(MXNetError, AssertionError):
+    """A graph variable with sparse storage (an AssertionError in MXNet too)."""
 
 
 def export_block(block, path, epoch=0, remove_amp_cast=True):
@@ -41,7 +48,7 @@ def export_block(block, path, epoch=0, remove_amp_cast=True):
 
 def _first_copy(param):
     """The parameter's value (from its first context) as a CPU array."""
-    return param.list_data()[0].copyto(cpu())
+    return param._reduce().copyto(cpu())
 
 
 class SymbolBlock(HybridBlock):
@@ -68,6 +75,12 @@ class SymbolBlock(HybridBlock):
             input_names.append(i.name)
         out_leaves, out_format, single = _hybrid.flatten_outputs(outputs)
         symbol = out_leaves[0] if len(out_leaves) == 1 else sym.Group(out_leaves)
+        for name, attrs in symbol.attr_dict().items():
+            stype = attrs.get("__storage_type__", "0")
+            if stype not in ("0", "-1", "default"):
+                raise UnsupportedStorageError(
+                    f"SymbolBlock doesn't support Parameter '{name}' because its storage type "
+                    f"is '{_STYPES.get(stype, stype)}' (sparse storage is issue 20).")
         dtypes = _declared_dtypes(symbol)
         for name in symbol.list_arguments():
             if name not in input_names:

@@ -20,8 +20,13 @@ from .. import autograd
 from .. import ndarray as nd
 from .. import symbol as sym
 from .._ferrograd import _ag_record_function
+
+try:
+    from .._ferrograd import _ag_in_graph
+except ImportError:  # an extension built before _ag_in_graph: compute every input gradient
+    def _ag_in_graph(_array):
+        return True
 from ..base import MXNetError, NotImplementedForSymbol
-from .parameter import DeferredInitializationError
 
 # Recorded calls whose backward has not run yet may each hold an executor; past this many per
 # signature the oldest is reused (its node then raises a clear error if backward is called).
@@ -182,15 +187,16 @@ def trace(block, *args):
 
 
 class _BoundRun:
-    """One executor of a cached graph with its own input arrays."""
+    """One executor of a cached graph with its own input arrays; ``input_grads[k]`` says
+    whether it computes the gradient of input ``k`` (only for inputs that are in autograd)."""
 
-    def __init__(self, graph, inputs, ctx):
+    def __init__(self, graph, inputs, ctx, input_grads):
         self.input_arrays = [nd.zeros(a.shape, ctx=ctx, dtype=a.dtype) for a in inputs]
         args, reqs = [], []
         for kind, src in graph.arg_sources:
             if kind == "input":
                 arr = self.input_arrays[src]
-                reqs.append("write" if np.issubdtype(arr.dtype, np.floating) else "null")
+                reqs.append("write" if input_grads[src] else "null")
             else:
                 arr = src.data(ctx)
                 reqs.append("null" if src.grad_req == "null" else "write")
@@ -219,8 +225,16 @@ class _BoundRun:
         return reqs == bound
 
 
-def _signature(arrays, ctx):
-    return (str(ctx),) + tuple((a.shape, np.dtype(a.dtype).str) for a in arrays)
+def _signature(arrays, ctx, input_grads):
+    return (str(ctx), input_grads) + tuple((a.shape, np.dtype(a.dtype).str) for a in arrays)
+
+
+def _input_grads(arrays, recording):
+    """Per input: is its gradient needed (recording, floating point and tracked by autograd)?
+    A run that is not recorded needs no gradients at all."""
+    if not recording:
+        return (False,) * len(arrays)
+    return tuple(bool(np.issubdtype(a.dtype, np.floating) and _ag_in_graph(a)) for a in arrays)
 
 
 def _finish_deferred(block, graph, arrays):
@@ -236,9 +250,9 @@ def _finish_deferred(block, graph, arrays):
         p._finish_deferred_init()
 
 
-def _take_run(graph, arrays, ctx):
+def _take_run(graph, arrays, ctx, input_grads):
     """A free executor for this signature (binding one if needed)."""
-    pool = graph.pools.setdefault(_signature(arrays, ctx), [])
+    pool = graph.pools.setdefault(_signature(arrays, ctx, input_grads), [])
     pool[:] = [r for r in pool if r.still_bound(graph, ctx)]
     for run in pool:
         if not run.reserved:
@@ -247,7 +261,7 @@ def _take_run(graph, arrays, ctx):
         run = min(pool, key=lambda r: r.run_id)
         run.reserved = False
         return run
-    run = _BoundRun(graph, arrays, ctx)
+    run = _BoundRun(graph, arrays, ctx, input_grads)
     pool.append(run)
     return run
 
@@ -270,12 +284,9 @@ def call_cached(block, args):
                          f"{fmt}; -1 is None); call hybridize() again to re-trace")
     arrays = [leaves[i] for i in graph.in_positions]
     ctx = arrays[0].context
-    try:
-        _finish_deferred(block, graph, arrays)
-        run = _take_run(graph, arrays, ctx)
-    except DeferredInitializationError:
-        raise
+    _finish_deferred(block, graph, arrays)
     recording = autograd.is_recording()
+    run = _take_run(graph, arrays, ctx, _input_grads(arrays, recording))
     training = autograd.is_training()
     with autograd.pause():
         for buf, a in zip(run.input_arrays, arrays, strict=True):

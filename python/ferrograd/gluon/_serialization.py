@@ -111,7 +111,7 @@ def save_block(block, filename, deduplicate=False):
         for key, p in params.items():
             first.setdefault(id(p), key)
         params = {key: p for key, p in params.items() if first[id(p)] == key}
-    nd.save(filename, {key: p.list_data()[0] for key, p in params.items()})
+    nd.save(filename, {key: p._reduce() for key, p in params.items()})
 
 
 def load_block(block, filename, ctx, allow_missing, ignore_extra, cast_dtype, dtype_source):
@@ -138,7 +138,7 @@ def save_dict(pdict, filename, strip_prefix=""):
         if not p.name.startswith(strip_prefix):
             raise ValueError(f"Prefix '{strip_prefix}' is to be striped before saving, but "
                              f"Parameter's name '{p.name}' does not start with '{strip_prefix}'.")
-        arrays[p.name[len(strip_prefix):]] = p.list_data()[0]
+        arrays[p.name[len(strip_prefix):]] = p._reduce()
     nd.save(filename, arrays)
 
 

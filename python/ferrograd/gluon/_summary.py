@@ -33,7 +33,7 @@ def summarize(block, inputs):
             return
         total = trainable = shared = 0
         for p in layer.params.values():
-            size = p.data().size
+            size = p._reduce().size
             total += size
             trainable += 0 if p.grad_req == "null" else size
             if id(p) in seen:

@@ -217,10 +217,37 @@ class Parameter:
 
     def data(self, ctx=None):
         """The data array on ``ctx`` (the only one when initialised on one context)."""
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return a copy of Parameter '{self.name}' on ctx {ctx} "
+                               f"via data() because its storage type is {self._stype}. Please "
+                               "use row_sparse_data() instead.")
         return self._check_and_get(self._data, ctx)
 
     def list_data(self):
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return copies of Parameter '{self.name}' on all "
+                               f"contexts via list_data() because its storage type is "
+                               f"{self._stype}. Please use row_sparse_data() instead.")
         return self._check_and_get(self._data, list)
+
+    def _reduce(self):
+        """The value (first context) for saving, whatever the declared storage type."""
+        return self._check_and_get(self._data, list)[0]
+
+    def row_sparse_data(self, row_id):
+        """MXNet's rows of a row_sparse parameter: sparse storage is issue 20."""
+        self._check_row_sparse("row_sparse_data()", "a copy of Parameter", row_id)
+
+    def list_row_sparse_data(self, row_id):
+        """MXNet's rows of a row_sparse parameter on every context: sparse storage is issue 20."""
+        self._check_row_sparse("list_row_sparse_data()", "copies of Parameter", row_id)
+
+    def _check_row_sparse(self, method, what, row_id):
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return {what} '{self.name}' via {method} because its "
+                               f"storage type is {self._stype}. Please use data() instead.")
+        raise NotImplementedError(f"Parameter '{self.name}'.{method}: row_sparse storage is not "
+                                  "implemented in ferrograd yet (issue 20)")
 
     def grad(self, ctx=None):
         if self._data is not None and self._grad is None:
