@@ -19,6 +19,7 @@ import numpy as np
 from .. import autograd
 from .. import ndarray as nd
 from .. import symbol as sym
+from . import parameter as _param
 from .._ferrograd import _ag_record_function
 
 try:
@@ -155,6 +156,8 @@ class _CachedGraph:
         self.aux_params = [params[n] for n in self.aux_names]
         self.params = [src for kind, src in self.arg_sources if kind == "param"]
         self.pools = {}
+        # Parameter generation at the last check of deferred init and bound arrays.
+        self.checked_generation = None
 
     def infer_params(self, input_arrays, attr):
         """Fill parameter shapes (``attr='shape'``) or dtypes from the inputs' through the graph."""
@@ -191,6 +194,7 @@ class _BoundRun:
     whether it computes the gradient of input ``k`` (only for inputs that are in autograd)."""
 
     def __init__(self, graph, inputs, ctx, input_grads):
+        self.ctx = ctx
         self.input_arrays = [nd.zeros(a.shape, ctx=ctx, dtype=a.dtype) for a in inputs]
         args, reqs = [], []
         for kind, src in graph.arg_sources:
@@ -204,18 +208,22 @@ class _BoundRun:
         aux = [p.data(ctx) for p in graph.aux_params]
         grads = [None if r == "null" else nd.zeros(a.shape, ctx=ctx, dtype=a.dtype)
                  for a, r in zip(args, reqs, strict=True)]
-        self.param_arrays = [a for (kind, _), a in zip(graph.arg_sources, args, strict=True)
-                             if kind == "param"] + aux
+        self.arg_param_arrays = [a for (kind, _), a in zip(graph.arg_sources, args, strict=True)
+                                 if kind == "param"]
+        self.param_arrays = self.arg_param_arrays + aux
         self.reqs = reqs
         self.exe = graph.symbol.bind(ctx, args, args_grad=grads, grad_req=reqs, aux_states=aux)
         self.grads = grads
         self.run_id = 0
         self.reserved = False
 
-    def still_bound(self, graph, ctx):
+    def still_bound(self, graph):
         """False when a Parameter's array or grad_req changed since binding (cast, reset_ctx,
         force_reinit, grad_req='null' ...): the executor must be rebound."""
-        current = [p.data(ctx) for p in graph.params] + [p.data(ctx) for p in graph.aux_params]
+        try:
+            current = [p.data(self.ctx) for p in graph.params + graph.aux_params]
+        except RuntimeError:  # no longer on this context (reset_ctx) or not initialised
+            return False
         if any(a is not b for a, b in zip(current, self.param_arrays, strict=True)):
             return False
         reqs = [("null" if src.grad_req == "null" else "write") for kind, src in graph.arg_sources
@@ -238,6 +246,8 @@ def _input_grads(arrays, recording):
 
 
 def _finish_deferred(block, graph, arrays):
+    if graph.checked_generation == _param._generation[0]:
+        return
     params = block.collect_params().values()
     if not any(p._deferred_init for p in params):
         return
@@ -253,7 +263,10 @@ def _finish_deferred(block, graph, arrays):
 def _take_run(graph, arrays, ctx, input_grads):
     """A free executor for this signature (binding one if needed)."""
     pool = graph.pools.setdefault(_signature(arrays, ctx, input_grads), [])
-    pool[:] = [r for r in pool if r.still_bound(graph, ctx)]
+    if graph.checked_generation != _param._generation[0]:
+        for runs in graph.pools.values():
+            runs[:] = [r for r in runs if r.still_bound(graph)]
+        graph.checked_generation = _param._generation[0]
     for run in pool:
         if not run.reserved:
             return run
@@ -295,7 +308,7 @@ def call_cached(block, args):
         run.run_id += 1
         outs = [o.copy() for o in run.exe.outputs]
     if recording:
-        inputs = arrays + [src.data(ctx) for kind, src in graph.arg_sources if kind == "param"]
+        inputs = arrays + run.arg_param_arrays
         _ag_record_function(_Backward(run, graph, len(arrays)), inputs, outs)
         run.reserved = True
     if graph.single_output:

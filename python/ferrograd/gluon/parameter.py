@@ -22,6 +22,14 @@ __all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDic
 
 _GRAD_REQS = ("write", "add", "null")
 
+# Bumped whenever any Parameter's arrays or grad_req change, so a hybridized block's bound
+# executors can tell in O(1) that nothing they hold has moved (see gluon/_hybrid.py).
+_generation = [0]
+
+
+def _changed():
+    _generation[0] += 1
+
 
 class DeferredInitializationError(MXNetError):
     """A parameter's data was asked for before the first forward pass fixed its shape."""
@@ -124,6 +132,7 @@ class Parameter:
         if self._grad_req == req:
             return
         self._grad_req = req
+        _changed()
         if self._data is None:
             return
         if req == "null":
@@ -151,6 +160,7 @@ class Parameter:
                           "Set force_reinit=True to re-initialize.", stacklevel=2)
             return
         self._data = self._grad = None
+        _changed()
         ctx = _ctx_list(ctx)
         if init is None:
             init = default_init if self.init is None else self.init
@@ -182,6 +192,7 @@ class Parameter:
     def _init_impl(self, data, ctx_list):
         self._ctx_list = list(ctx_list)
         self._data = [_on_context(data.copyto(c), c) for c in self._ctx_list]
+        _changed()
         self._init_grad()
 
     def _init_grad(self):
@@ -308,6 +319,7 @@ class Parameter:
             return
         with autograd.pause():
             self._data = [d.astype(dtype) for d in self._data]
+            _changed()
             self._init_grad()
 
     def var(self):
