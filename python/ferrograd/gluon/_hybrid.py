@@ -19,8 +19,8 @@ import numpy as np
 from .. import autograd
 from .. import ndarray as nd
 from .. import symbol as sym
-from . import parameter as _param
 from .._ferrograd import _ag_record_function
+from . import parameter as _param
 
 try:
     from .._ferrograd import _ag_in_graph
