@@ -384,3 +384,51 @@ def test_unsupported_layouts_are_clear_errors():
         nn.Conv1D(2, 3, layout="NWC")
     with pytest.raises(MXNetError, match="Conv2DTranspose: layout 'NHWC'"):
         nn.Conv2DTranspose(2, 3, layout="NHWC")
+
+
+class MaybeAdd(gluon.HybridBlock):
+    def hybrid_forward(self, F, a, b=None):
+        return a if b is None else a + 2 * b
+
+
+def test_none_arguments_and_structure_checks():
+    net = MaybeAdd()
+    net.hybridize()
+    one = mx.nd.ones((3,))
+    np.testing.assert_allclose(net(one).asnumpy(), [1, 1, 1])
+    np.testing.assert_allclose(net(one, None).asnumpy(), [1, 1, 1])  # a trailing default
+    with pytest.raises(ValueError, match="argument structure"):
+        net(one, one)
+    other = MaybeAdd()
+    other.hybridize()
+    np.testing.assert_allclose(other(one, one).asnumpy(), [3, 3, 3])
+    with pytest.raises(ValueError, match="at least one NDArray"):
+        other(None, None)
+
+
+def test_grad_req_switched_on_after_binding():
+    net = nn.Dense(1, in_units=2, use_bias=False)
+    net.initialize(mx.init.One())
+    net.weight.grad_req = "null"
+    net.hybridize()
+    x = mx.nd.array([[2.0, 3.0]])
+    with autograd.record():
+        net(x)  # bound without a weight gradient
+    net.weight.grad_req = "write"
+    with autograd.record():
+        y = net(x)
+    y.backward()
+    np.testing.assert_allclose(net.weight.grad().asnumpy(), [[2.0, 3.0]])
+
+
+def test_input_gradient_flows_to_earlier_ops():
+    net = nn.Dense(2, in_units=2, use_bias=False)
+    net.initialize(mx.init.One())
+    net.hybridize()
+    x = mx.nd.array([[1.0, -1.0]])
+    x.attach_grad()
+    with autograd.record():
+        h = x * 3  # recorded before the hybridized node
+        y = net(h)
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [[6.0, 6.0]])
