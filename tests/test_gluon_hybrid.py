@@ -432,3 +432,25 @@ def test_input_gradient_flows_to_earlier_ops():
         y = net(h)
     y.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), [[6.0, 6.0]])
+
+
+def test_op_hook_names_operators_and_their_inputs():
+    net = nn.HybridSequential(prefix="net_")
+    with net.name_scope():
+        net.add(nn.Dense(2, in_units=3), nn.Activation("relu"))
+    net.initialize(mx.init.One())
+    seen = []
+    net.register_op_hook(lambda name, op, arr: seen.append((name, op, arr.asnumpy().tolist())))
+    x = mx.nd.array([[1.0, -2.0, 0.5]])
+    net(x)
+    assert seen == []  # hooks run only in the hybridized graph
+    net.hybridize()
+    net(x)
+    assert seen == [("net_dense0_fwd_output", "FullyConnected", [[-0.5, -0.5]]),
+                    ("net_relu0_fwd_output", "Activation", [[0.0, 0.0]])]
+    everything = []
+    net.register_op_hook(lambda name, op, arr: everything.append(name), monitor_all=True)
+    net(x)
+    assert everything == ["net_dense0_fwd_data", "net_dense0_fwd_weight", "net_dense0_fwd_bias",
+                          "net_dense0_fwd_output", "net_relu0_fwd_input0",
+                          "net_relu0_fwd_output"]

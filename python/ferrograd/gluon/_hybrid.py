@@ -216,6 +216,7 @@ class _BoundRun:
         self.grads = grads
         self.run_id = 0
         self.reserved = False
+        self.monitor = None  # the op-hook monitor, made on first use
 
     def still_bound(self, graph):
         """False when a Parameter's array or grad_req changed since binding (cast, reset_ctx,
@@ -304,6 +305,11 @@ def call_cached(block, args):
     with autograd.pause():
         for buf, a in zip(run.input_arrays, arrays, strict=True):
             buf[:] = a
+        hooks = block._op_hooks
+        if hooks and run.monitor is None:
+            from ._op_hook import OpMonitor
+            run.monitor = OpMonitor(graph.symbol, run.exe, hooks)
+        run.exe._monitor = run.monitor if hooks else None
         run.exe.forward(is_train=training)
         run.run_id += 1
         outs = [o.copy() for o in run.exe.outputs]

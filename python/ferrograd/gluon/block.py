@@ -283,6 +283,7 @@ class HybridBlock(Block):
         self._flags = {}
         self._cached_graph = None
         self._fixed_graph = False  # a SymbolBlock's graph is given, never re-traced
+        self._op_hooks = []
 
     def register_child(self, block, name=None):
         if not isinstance(block, HybridBlock):
@@ -311,6 +312,15 @@ class HybridBlock(Block):
     def cast(self, dtype):
         self._clear_cached_op()
         super().cast(dtype)
+
+    def register_op_hook(self, callback, monitor_all=False):
+        """``callback(node_name, op_name, array)`` for every operator output of this block's
+        hybridized graph (inputs too with ``monitor_all``); also registered on the children.
+        Hooks run only while the block is hybridized."""
+        self._op_hooks.append((callback, monitor_all))
+        self._clear_cached_op()
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
 
     def _infer_attrs(self, attr, *args):
         """Trace ``hybrid_forward`` and copy inferred shapes/dtypes into the parameters."""
