@@ -454,3 +454,23 @@ def test_op_hook_names_operators_and_their_inputs():
     assert everything == ["net_dense0_fwd_data", "net_dense0_fwd_weight", "net_dense0_fwd_bias",
                           "net_dense0_fwd_output", "net_relu0_fwd_input0",
                           "net_relu0_fwd_output"]
+
+
+def test_embedding_hybridized_matches_imperative():
+    a, b = nn.Embedding(6, 3), nn.Embedding(6, 3)
+    a.initialize(mx.init.Uniform(1.0))
+    b.initialize()
+    b.weight.set_data(a.weight.data())
+    b.hybridize()
+    idx = mx.nd.array([[0, 5, 2], [2, 2, 1]])
+    for net in (a, b):
+        with autograd.record():
+            y = net(idx)
+            (y * y).sum().backward()
+    np.testing.assert_allclose(b(idx).asnumpy(), a(idx).asnumpy())
+    np.testing.assert_allclose(b.weight.grad().asnumpy(), a.weight.grad().asnumpy(), rtol=1e-6)
+    rows = a.weight.data().asnumpy()
+    want = np.zeros_like(rows)
+    for i in [0, 5, 2, 2, 2, 1]:
+        want[i] += 2 * rows[i]
+    np.testing.assert_allclose(b.weight.grad().asnumpy(), want, rtol=1e-6)
