@@ -474,3 +474,21 @@ def test_embedding_hybridized_matches_imperative():
     for i in [0, 5, 2, 2, 2, 1]:
         want[i] += 2 * rows[i]
     np.testing.assert_allclose(b.weight.grad().asnumpy(), want, rtol=1e-6)
+
+
+def test_recorded_calls_without_backward_reuse_one_executor():
+    net = nn.Dense(2, in_units=2)
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.ones((1, 2))
+    for _ in range(5):
+        with autograd.record():
+            net(x)  # output dropped: its recorded node is freed with it
+    kept = []
+    for _ in range(2):
+        with autograd.record():
+            kept.append(net(x))  # kept alive: each needs its own executor state
+    runs = [r for pool in net._cached_graph.pools.values() for r in pool]
+    assert len(runs) == 2
+    kept[0].backward()
+    np.testing.assert_allclose(net.weight.grad().asnumpy(), [[1.0, 1.0], [1.0, 1.0]])

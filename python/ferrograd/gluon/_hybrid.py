@@ -331,6 +331,12 @@ class _Backward:
         self.graph = graph
         self.n_inputs = n_inputs
 
+    def __del__(self):
+        # The recorded graph was freed (outputs dropped, or backward done): nobody can ask for
+        # this run's backward any more, so its executor is free for the next call.
+        if self.run.run_id == self.run_id:
+            self.run.reserved = False
+
     def __call__(self, *out_grads):
         run = self.run
         if run.run_id != self.run_id:
@@ -338,7 +344,7 @@ class _Backward:
                              f"calls ({_MAX_RESERVED}+ recorded calls of one block without "
                              "backward); call backward sooner or hybridize(False)")
         run.exe.backward(list(out_grads))
-        run.reserved = False
+        run.reserved = False  # its state stays valid (retain_graph) until another forward
         by_input = [None] * self.n_inputs
         by_param = []
         for (kind, src), g in zip(self.graph.arg_sources, run.grads, strict=True):
