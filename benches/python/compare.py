@@ -357,6 +357,45 @@ def params_save(b: Bench) -> dict:
     return out
 
 
+def _resnet18_symbol(sym):
+    """ResNet-18 v1's graph at full size (11.7M parameters, 1000 classes)."""
+    def unit(x, name, channels, kernel, stride, pad, act=True):
+        x = sym.Convolution(x, kernel=(kernel, kernel), stride=(stride, stride), pad=(pad, pad),
+                            num_filter=channels, no_bias=True, name=f"{name}_conv")
+        x = sym.BatchNorm(x, fix_gamma=False, name=f"{name}_bn")
+        return sym.Activation(x, act_type="relu") if act else x
+
+    x = unit(sym.var("data"), "stem", 64, 7, 2, 3)
+    x = sym.Pooling(x, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="max")
+    for stage in range(4):
+        for block in range(2):
+            name, stride = f"s{stage}b{block}", 2 if stage and not block else 1
+            c = 64 * 2 ** stage
+            y = unit(unit(x, f"{name}a", c, 3, stride, 1), f"{name}b", c, 3, 1, 1, act=False)
+            if stride != 1:
+                x = unit(x, f"{name}d", c, 1, stride, 0, act=False)
+            x = sym.Activation(y + x, act_type="relu")
+    x = sym.Pooling(x, global_pool=True, kernel=(1, 1), pool_type="avg")
+    return sym.FullyConnected(sym.Flatten(x), num_hidden=1000, name="fc")
+
+
+def onnx_export_resnet18(b: Bench) -> dict:
+    """``mx.onnx.export_model`` of a full-size ResNet-18 symbol and its parameters to a file."""
+    import tempfile
+    mx, np = b.mx, b.np
+    net = _resnet18_symbol(mx.sym)
+    args, _, aux = net.infer_shape(data=(1, 3, 224, 224))
+    names = net.list_arguments()[1:] + net.list_auxiliary_states()
+    rng = np.random.default_rng(0)
+    params = {n: mx.nd.array(rng.uniform(0.5, 1.5, s).astype("float32"))
+              for n, s in zip(names, args[1:] + aux, strict=True)}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "resnet18.onnx")
+        return b.measure({"ferrograd": lambda: case(
+            "export(net, params, [(1, 3, 224, 224)], onnx_file_path=path)",
+            export=mx.onnx.export_model, net=net, params=params, path=path)})
+
+
 def _fwd_bwd(b: Bench, fg_expr: str, torch_expr: str, fg_arrays: dict, torch_arrays: dict,
              fg_ns: dict | None = None, torch_ns: dict | None = None) -> dict:
     """Forward + backward of one op: ``y = <expr>`` recorded, then ``y.backward(ones)``.
@@ -631,6 +670,8 @@ WORKLOADS = [
              Target("max_overhead", 1.5)),
     Workload("nd.save 100 MB .params (vs writing its bytes)", "io", params_save,
              Target("max_overhead", 1.5)),
+    Workload("mx.onnx.export_model ResNet-18 (11.7M params)", "io", onnx_export_resnet18,
+             Target("max_time", 2.0)),
     Workload("autograd chain 200 ops 16 f32", "autograd", autograd_chain,
              Target("vs_torch", 4.0)),
     Workload("backward() 1-node graph", "autograd", backward_fixed, Target("vs_torch", 2.0)),

@@ -53,9 +53,9 @@ class _Progress:
             print(file=sys.stderr, flush=True)
 
 
-def _fetch(url, target, timeout):
+def _fetch(url, target, timeout, ssl_context=None):
     """Downloads ``url`` into ``target`` (via a temporary file in the same directory)."""
-    with urllib.request.urlopen(url, timeout=timeout) as response:
+    with urllib.request.urlopen(url, timeout=timeout, context=ssl_context) as response:
         total = int(response.headers.get("Content-Length") or 0)
         progress = _Progress(os.path.basename(target), total)
         fd, tmp = tempfile.mkstemp(prefix=".download-", dir=os.path.dirname(target) or ".")

@@ -9,6 +9,8 @@ It also holds the small type tuples and helpers of ``mxnet.base`` that user code
 """
 
 import ctypes
+import os
+import platform
 
 import numpy as _np
 
@@ -79,6 +81,19 @@ class NotImplementedForSymbol(MXNetError):
             msg += " with arguments ({})".format(", ".join(self.args))
         msg += " is not implemented for Symbol and only available in NDArray."
         return msg
+
+
+def data_dir_default():
+    """Where downloads (model files, datasets) go by default: ``~/.mxnet`` (``%APPDATA%/mxnet``
+    on Windows)."""
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", ""), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir():
+    """The data directory: ``$MXNET_HOME`` if set, else ``data_dir_default()``."""
+    return os.getenv("MXNET_HOME", data_dir_default())
 
 
 __all__ = ["MXNetError", "ShapeError", "DTypeError", "NotImplementedForSymbol", "integer_types",

@@ -1,5 +1,5 @@
 """``mx.contrib``: MXNet's experimental and legacy APIs (``contrib.autograd``)."""
 
-from . import autograd
+from . import autograd, onnx
 
-__all__ = ["autograd"]
+__all__ = ["autograd", "onnx"]

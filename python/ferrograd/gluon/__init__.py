@@ -1,10 +1,11 @@
 """``mx.gluon``: Parameters, Blocks (hybridized onto the Executor), SymbolBlock, ``nn`` layers."""
 
-from . import block, nn, parameter
+from . import block, data, loss, model_zoo, nn, parameter, utils
 from .block import Block, HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
 
-__all__ = ["block", "nn", "parameter", "Block", "HybridBlock", "Constant",
+__all__ = ["block", "nn", "parameter", "data", "loss", "model_zoo", "utils", "Block", "HybridBlock",
+           "Constant",
            "DeferredInitializationError", "Parameter", "ParameterDict"]
 from ._export import SymbolBlock  # noqa: E402
 
