@@ -7,6 +7,7 @@ from typing import Any, Literal
 from .._ferrograd import NDArray as NDArray
 
 from . import contrib as contrib
+from . import linalg as linalg
 from . import ndarray as ndarray
 from . import random as random
 from ferrograd.base import DTypeError as DTypeError
@@ -313,6 +314,9 @@ def _hypot_scalar(
     data: NDArray, scalar: float, is_int: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _identity_with_attr_like_rhs(
+    lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _lesser(
     lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
@@ -327,6 +331,7 @@ def _lesser_scalar(
     data: NDArray, scalar: float, is_int: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _linalg_gelqf(A: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def _linalg_gemm2(
     A: NDArray, B: NDArray, transpose_a: bool = ..., transpose_b: bool = ..., alpha: float = ...,
     axis: int = ..., *, out: NDArray | None = ..., name: str | None = ...,
@@ -442,6 +447,38 @@ def _random_normal(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _random_pdf_dirichlet(
+    sample: NDArray, alpha: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_exponential(
+    sample: NDArray, lam: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_gamma(
+    sample: NDArray, alpha: NDArray, beta: NDArray, is_log: bool = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _random_pdf_generalized_negative_binomial(
+    sample: NDArray, mu: NDArray, alpha: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_negative_binomial(
+    sample: NDArray, k: NDArray, p: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_normal(
+    sample: NDArray, mu: NDArray, sigma: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_poisson(
+    sample: NDArray, lam: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_uniform(
+    sample: NDArray, low: NDArray, high: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def _random_poisson(
     lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
@@ -520,6 +557,10 @@ def _sample_uniform(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _sample_unique_zipfian(
+    range_max: int, shape: tuple[int, ...] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def _shuffle(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def _sub(
     lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
@@ -540,7 +581,7 @@ def argmax(
     data: NDArray, axis: int | None = ..., keepdims: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
-def argmax_channel(data, out=..., name=...) -> Any: ...
+def argmax_channel(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def argmin(
     data: NDArray, axis: int | None = ..., keepdims: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
@@ -716,6 +757,7 @@ def hypot(
 def identity(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def lesser(lhs, rhs) -> Any: ...
 def lesser_equal(lhs, rhs) -> Any: ...
+def linalg_gelqf(A: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def linalg_gemm2(
     A: NDArray, B: NDArray, transpose_a: bool = ..., transpose_b: bool = ..., alpha: float = ...,
     axis: int = ..., *, out: NDArray | None = ..., name: str | None = ...,
@@ -826,6 +868,38 @@ def random_normal(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def random_pdf_dirichlet(
+    sample: NDArray, alpha: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_exponential(
+    sample: NDArray, lam: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_gamma(
+    sample: NDArray, alpha: NDArray, beta: NDArray, is_log: bool = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def random_pdf_generalized_negative_binomial(
+    sample: NDArray, mu: NDArray, alpha: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_negative_binomial(
+    sample: NDArray, k: NDArray, p: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_normal(
+    sample: NDArray, mu: NDArray, sigma: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_poisson(
+    sample: NDArray, lam: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_uniform(
+    sample: NDArray, low: NDArray, high: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def random_poisson(
     lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
@@ -853,7 +927,9 @@ def reshape(
     name: str | None = ...,
 ) -> Any: ...
 def reshape_like(
-    lhs, rhs, lhs_begin=..., lhs_end=..., rhs_begin=..., rhs_end=..., out=..., name=...,
+    lhs: NDArray, rhs: NDArray, lhs_begin: int | None = ..., lhs_end: int | None = ...,
+    rhs_begin: int | None = ..., rhs_end: int | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
 ) -> Any: ...
 def reverse(
     data: NDArray, axis: tuple[int, ...], *, out: NDArray | None = ..., name: str | None = ...,
@@ -906,13 +982,13 @@ def scatter_nd(
     data: NDArray, indices: NDArray, shape: tuple[int, ...], *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
-def shape_array(data, out=..., name=...) -> Any: ...
+def shape_array(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def shuffle(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def sigmoid(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def sign(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def sin(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def sinh(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
-def size_array(data, out=..., name=...) -> Any: ...
+def size_array(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def slice(
     data: NDArray, begin: tuple[int | None, ...], end: tuple[int | None, ...],
     step: tuple[int | None, ...] = ..., *, out: NDArray | None = ..., name: str | None = ...,

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from .symbol import Symbol as Symbol
 
+from . import contrib as contrib
+from . import linalg as linalg
 from . import random as random
 from . import symbol as symbol
 
@@ -344,6 +346,10 @@ def _hypot_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _identity_with_attr_like_rhs(
+    lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _lesser(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -359,6 +365,9 @@ def _lesser_equal_scalar(
 def _lesser_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_gelqf(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _linalg_gemm2(
     A: Symbol | None = ..., B: Symbol | None = ..., transpose_a: bool = ...,
@@ -487,6 +496,38 @@ def _random_normal(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _random_pdf_dirichlet(
+    sample: Symbol | None = ..., alpha: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_exponential(
+    sample: Symbol | None = ..., lam: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_gamma(
+    sample: Symbol | None = ..., alpha: Symbol | None = ..., beta: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_generalized_negative_binomial(
+    sample: Symbol | None = ..., mu: Symbol | None = ..., alpha: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_negative_binomial(
+    sample: Symbol | None = ..., k: Symbol | None = ..., p: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_normal(
+    sample: Symbol | None = ..., mu: Symbol | None = ..., sigma: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_poisson(
+    sample: Symbol | None = ..., lam: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_uniform(
+    sample: Symbol | None = ..., low: Symbol | None = ..., high: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _random_poisson(
     lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
@@ -565,6 +606,10 @@ def _sample_uniform(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _sample_unique_zipfian(
+    range_max: int, shape: tuple[int, ...] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _shuffle(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -600,6 +645,9 @@ def arctanh(
 def argmax(
     data: Symbol | None = ..., axis: int | None = ..., keepdims: bool = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def argmax_channel(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def argmin(
     data: Symbol | None = ..., axis: int | None = ..., keepdims: bool = ..., *,
@@ -810,6 +858,7 @@ def flip(
 def floor(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def full(shape, val, dtype=..., **kwargs) -> Any: ...
 def gamma(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -823,6 +872,9 @@ def gather_nd(
 def hypot(left, right) -> Any: ...
 def identity(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_gelqf(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def linalg_gemm2(
     A: Symbol | None = ..., B: Symbol | None = ..., transpose_a: bool = ...,
@@ -901,6 +953,7 @@ def one_hot(
     dtype: Literal['float16', 'float32', 'float64', 'int32', 'int64', 'uint8'] = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def ones(shape, dtype=..., **kwargs) -> Any: ...
 def ones_like(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -948,6 +1001,38 @@ def random_normal(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def random_pdf_dirichlet(
+    sample: Symbol | None = ..., alpha: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_exponential(
+    sample: Symbol | None = ..., lam: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_gamma(
+    sample: Symbol | None = ..., alpha: Symbol | None = ..., beta: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_generalized_negative_binomial(
+    sample: Symbol | None = ..., mu: Symbol | None = ..., alpha: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_negative_binomial(
+    sample: Symbol | None = ..., k: Symbol | None = ..., p: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_normal(
+    sample: Symbol | None = ..., mu: Symbol | None = ..., sigma: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_poisson(
+    sample: Symbol | None = ..., lam: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_uniform(
+    sample: Symbol | None = ..., low: Symbol | None = ..., high: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def random_poisson(
     lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
@@ -978,6 +1063,11 @@ def repeat(
 ) -> Any: ...
 def reshape(
     data: Symbol | None = ..., *, shape: tuple[int, ...], reverse: bool = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def reshape_like(
+    lhs: Symbol | None = ..., rhs: Symbol | None = ..., lhs_begin: int | None = ...,
+    lhs_end: int | None = ..., rhs_begin: int | None = ..., rhs_end: int | None = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def reverse(
@@ -1037,6 +1127,9 @@ def scatter_nd(
     data: Symbol | None = ..., indices: Symbol | None = ..., *, shape: tuple[int, ...],
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def shape_array(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def shuffle(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -1050,6 +1143,9 @@ def sin(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def sinh(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def size_array(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def slice(
@@ -1162,6 +1258,7 @@ def where(
     condition: Symbol | None = ..., x: Symbol | None = ..., y: Symbol | None = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def zeros(shape, dtype=..., **kwargs) -> Any: ...
 def zeros_like(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
