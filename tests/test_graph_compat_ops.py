@@ -142,3 +142,19 @@ def test_image_resize_and_errors():
         mx.image.imdecode(b"")
     with pytest.raises(mx.base.MXNetError, match="imread"):
         mx.image.imread("/nonexistent/picture.jpg")
+
+
+def test_symbol_constants_and_alias_names():
+    z, o = mx.sym.zeros((2, 3)), mx.sym.ones(4, dtype="int32")
+    f = mx.sym.full((2,), 7.5, dtype=np.float64)
+    assert [z.name[:6], o.name[:5], f.name[:5]] == ["_zeros", "_ones", "_full"]
+    outs = mx.sym.Group([z, o, f]).bind(mx.cpu(), {}).forward()
+    np.testing.assert_array_equal(outs[0].asnumpy(), np.zeros((2, 3), np.float32))
+    assert outs[1].dtype == np.int32 and outs[1].asnumpy().tolist() == [1, 1, 1, 1]
+    assert outs[2].dtype == np.float64 and outs[2].asnumpy().tolist() == [7.5, 7.5]
+    x = mx.sym.var("x")
+    # A symbol is auto-named after the name it was created by (an alias keeps its own name).
+    with mx.name.NameManager():
+        assert mx.sym.flip(x, axis=0).name == "flip0"
+        assert x.flip(axis=0).name == "flip1"
+        assert mx.sym.reverse(x, axis=0).name == "reverse0"

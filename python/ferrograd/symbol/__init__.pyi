@@ -322,6 +322,10 @@ def _floor_divide_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _full(
+    shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *, value: float,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _greater(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -445,6 +449,10 @@ def _not_equal(
 def _not_equal_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _ones(
+    shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _plus(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
@@ -616,6 +624,10 @@ def _shuffle(
 def _sub(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _zeros(
+    shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def abs(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
