@@ -101,7 +101,21 @@ def _sparse_check(stype, op):
 
 def empty(shape, ctx=None, dtype=None):
     """An array of ``shape`` (filled with zeros: ferrograd never hands out uninitialised memory)."""
-    return zeros(shape, ctx, dtype)
+    _ctx(ctx)
+    return _placed(_ferrograd._full(_shape_arg(shape, "empty"), 0.0, _dtype(dtype)), ctx)
+
+
+def _known_shape(shape, op):
+    """``shape`` for ``zeros``/``ones``: outside NumPy shape semantics MXNet 1.x reads a 0
+    dimension as "unknown", so the shape cannot be inferred (``empty``, ``full`` and ``array``
+    accept it, as in MXNet)."""
+    shape = _shape_arg(shape, op)
+    if 0 in shape and not _ferrograd._np_shape():
+        raise ShapeError(
+            f"{op}: shape {shape} has a 0 dimension, which MXNet 1.x shape semantics reads as "
+            "unknown (inferring the shape failed); turn NumPy shape semantics on "
+            "(mx.util.set_np_shape(True)) for zero-size arrays, or use nd.empty")
+    return shape
 
 
 def _into(out, res):
@@ -116,14 +130,14 @@ def zeros(shape, ctx=None, dtype=None, stype=None, out=None, **kwargs):
     """An array of zeros (float32 unless ``dtype`` is given); written into ``out`` when given."""
     _ctx(ctx)
     _sparse_check(stype, "zeros")
-    res = _ferrograd._full(_shape_arg(shape, "zeros"), 0.0, _dtype(dtype))
+    res = _ferrograd._full(_known_shape(shape, "zeros"), 0.0, _dtype(dtype))
     return _into(out, _placed(res, ctx))
 
 
 def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
     """An array of ones (float32 unless ``dtype`` is given); written into ``out`` when given."""
     _ctx(ctx)
-    res = _ferrograd._full(_shape_arg(shape, "ones"), 1.0, _dtype(dtype))
+    res = _ferrograd._full(_known_shape(shape, "ones"), 1.0, _dtype(dtype))
     return _into(out, _placed(res, ctx))
 
 
