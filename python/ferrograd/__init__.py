@@ -4,13 +4,16 @@ from . import (
            attribute,
            autograd,
            base,
+           callback,
            context,
            contrib,
            executor,
            gluon,
            gradient_check,
            initializer,
+           io,
            model,
+           module,
            name,
            ndarray,
            onnx,
@@ -22,6 +25,7 @@ from . import (
            visualization,
 )
 from . import initializer as init
+from . import module as mod
 from . import ndarray as nd
 from . import numpy as np
 from . import numpy_extension as npx
@@ -55,3 +59,6 @@ __all__ += ["util", "runtime", "contrib", "np_shape", "use_np_shape", "is_np_sha
 __all__ += ["model"]
 __all__ += ["gluon", "init", "initializer"]
 __all__ += ["visualization", "viz", "onnx"]
+__all__ += ["io"]
+__all__ += ["module", "mod"]
+__all__ += ["callback"]
