@@ -422,6 +422,8 @@ class Module(BaseModule):
                 new_lshape = None
             self.reshape(new_dshape, new_lshape)
         self._exec_group.forward(data_batch, is_train)
+        if is_train or (is_train is None and self.for_training):
+            self._params_dirty = True  # a training forward moves auxiliary states (BatchNorm)
 
     def backward(self, out_grads=None):
         """Backpropagates (``out_grads``: one array per output, or None for loss outputs)."""

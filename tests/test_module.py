@@ -1,0 +1,238 @@
+"""mx.mod.Module: binding, forward/backward against hand-derived gradients, several contexts,
+parameters, reshaping, prediction and checkpoints."""
+
+import warnings
+
+import ferrograd as mx
+import numpy as np
+import pytest
+
+nd = mx.nd
+RNG = np.random.default_rng(7)
+
+
+def _fc_module(contexts=None, **kwargs):
+    """``out = data @ W.T + b`` (3 inputs, 4 outputs), no label."""
+    net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, name="fc")
+    return mx.mod.Module(net, ("data",), None, context=contexts or mx.cpu(), **kwargs)
+
+
+def _params():
+    return {"fc_weight": nd.array(RNG.standard_normal((4, 3))),
+            "fc_bias": nd.array(RNG.standard_normal(4))}
+
+
+@pytest.mark.parametrize("contexts", [[mx.cpu()], [mx.cpu(0), mx.cpu(1)]])
+def test_forward_backward_match_hand_derived_gradients(contexts):
+    mod = _fc_module(contexts)
+    mod.bind(data_shapes=[("data", (6, 3))], inputs_need_grad=True)
+    params = _params()
+    mod.init_params(arg_params=params)
+    x = RNG.standard_normal((6, 3)).astype(np.float32)
+    head = RNG.standard_normal((6, 4)).astype(np.float32)
+    mod.forward(mx.io.DataBatch([nd.array(x)]), is_train=True)
+    mod.backward([nd.array(head)])
+    w, b = params["fc_weight"].asnumpy(), params["fc_bias"].asnumpy()
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), x @ w.T + b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(mod.get_input_grads()[0].asnumpy(), head @ w, rtol=1e-5,
+                               atol=1e-5)
+    # each device holds the gradient of its slice of the batch; together they sum to the whole
+    grads = mod._exec_group.grad_arrays
+    w_grad = sum(g.asnumpy() for g in grads[0])
+    b_grad = sum(g.asnumpy() for g in grads[1])
+    np.testing.assert_allclose(w_grad, head.T @ x, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(b_grad, head.sum(0), rtol=1e-5, atol=1e-5)
+    per_device = mod.get_outputs(merge_multi_context=False)[0]
+    assert [o.shape[0] for o in per_device] == ([6] if len(contexts) == 1 else [3, 3])
+
+
+def test_names_and_shapes():
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=5,
+                                                     name="fc"), name="softmax")
+    mod = mx.mod.Module(net)
+    assert mod.data_names == ["data"] and mod.label_names == ["softmax_label"]
+    assert mod.output_names == ["softmax_output"]
+    assert not mod.binded
+    mod.bind(data_shapes=[("data", (8, 3))], label_shapes=[("softmax_label", (8,))])
+    assert mod.binded and mod.for_training
+    assert mod.data_shapes == [("data", (8, 3))] and mod.label_shapes == [("softmax_label", (8,))]
+    assert mod.output_shapes == [("softmax_output", (8, 5))]
+    mod.init_params()
+    args, auxs = mod.get_params()
+    assert sorted(args) == ["fc_bias", "fc_weight"] and auxs == {}
+    assert np.abs(args["fc_weight"].asnumpy()).max() <= 0.01  # Uniform(0.01), the default
+
+
+def test_bad_names_and_shapes_are_clear_errors():
+    net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, name="fc")
+    with pytest.raises(ValueError, match="'image' is not found"):
+        mx.mod.Module(net, data_names=("image",))
+    with pytest.warns(UserWarning, match="'softmax_label' is not found"):
+        mod = mx.mod.Module(net)
+    with pytest.raises(TypeError, match="shape must be a tuple of ints"):
+        mod.bind(data_shapes=[("data", nd.array([10, 10]))])
+    assert not mod.binded
+    with pytest.raises(ValueError, match="don't match names"):
+        mod.bind(data_shapes=[("x", (2, 3))])
+    with pytest.raises(mx.MXNetError, match="call bind"):
+        mod.init_params()
+
+
+def test_parameters_missing_extra_and_force_init():
+    mod = _fc_module()
+    mod.bind(data_shapes=[("data", (2, 3))])
+    params = _params()
+    mod.set_params(params, {})
+    np.testing.assert_array_equal(mod.get_params()[0]["fc_weight"].asnumpy(),
+                                  params["fc_weight"].asnumpy())
+    with pytest.raises(RuntimeError, match="fc_bias is not presented"):
+        mod.set_params({"fc_weight": params["fc_weight"]}, {})
+    # allow_missing keeps the other parameters as they are
+    mod.set_params({"fc_bias": nd.zeros(4)}, {}, allow_missing=True)
+    args = mod.get_params()[0]
+    assert args["fc_bias"].asnumpy().tolist() == [0, 0, 0, 0]
+    np.testing.assert_array_equal(args["fc_weight"].asnumpy(), params["fc_weight"].asnumpy())
+    with pytest.raises(ValueError, match="fc2_weight"):
+        mod.set_params({**params, "fc2_weight": nd.ones(2)}, {}, allow_missing=True)
+    mod.set_params({**params, "fc2_weight": nd.ones(2)}, {}, allow_missing=True,
+                   allow_extra=True)
+    with pytest.warns(UserWarning, match="already initialized"):
+        mod.init_params()
+    mod.init_params(mx.init.One(), force_init=True)  # biases are zeroed by name, as in MXNet
+    assert mod.get_params()[0]["fc_weight"].asnumpy().tolist() == [[1, 1, 1]] * 4
+    assert mod.get_params()[0]["fc_bias"].asnumpy().tolist() == [0, 0, 0, 0]
+    mod.init_params(mx.init.Zero(), arg_params={"fc_weight": params["fc_weight"]},
+                    allow_missing=True, force_init=True)
+    args = mod.get_params()[0]
+    assert args["fc_bias"].asnumpy().tolist() == [0, 0, 0, 0]
+    np.testing.assert_array_equal(args["fc_weight"].asnumpy(), params["fc_weight"].asnumpy())
+
+
+def test_get_params_averages_the_devices():
+    mod = _fc_module([mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[("data", (4, 3))])
+    mod.init_params(mx.init.Zero())
+    weights = mod._exec_group.param_arrays[0]
+    weights[0][:] = 1.0
+    weights[1][:] = 3.0
+    mod._params_dirty = True
+    assert mod.get_params()[0]["fc_weight"].asnumpy().tolist() == [[2.0] * 3] * 4
+
+
+def test_fixed_params_and_grad_req():
+    mod = _fc_module(fixed_param_names=["fc_bias"])
+    mod.bind(data_shapes=[("data", (2, 3))])
+    assert mod._exec_group.grad_req == {"data": "null", "fc_weight": "write", "fc_bias": "null"}
+    assert mod._exec_group.grad_arrays[1] == [None]
+    mod = _fc_module()
+    mod.bind(data_shapes=[("data", (2, 3))], for_training=False)
+    assert mod._exec_group.grad_arrays is None
+    with pytest.raises(mx.MXNetError, match="for_training=True"):
+        mod.init_params()
+        mod.forward(mx.io.DataBatch([nd.ones((2, 3))]))
+        mod.backward([nd.ones((2, 4))])
+    mod = _fc_module()
+    mod.bind(data_shapes=[("data", (2, 3))], grad_req="add")
+    mod.init_params(arg_params=_params())
+    for _ in range(2):
+        mod.forward(mx.io.DataBatch([nd.ones((2, 3))]), is_train=True)
+        mod.backward([nd.ones((2, 4))])
+    assert mod._exec_group.grad_arrays[1][0].asnumpy().tolist() == [4.0] * 4
+
+
+def test_forward_reshapes_for_a_new_batch_size():
+    mod = _fc_module([mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[("data", (4, 3))])
+    params = _params()
+    mod.init_params(arg_params=params)
+    w, b = params["fc_weight"].asnumpy(), params["fc_bias"].asnumpy()
+    for n in (4, 10, 2, 4):
+        x = RNG.standard_normal((n, 3)).astype(np.float32)
+        mod.forward(mx.io.DataBatch([nd.array(x)]), is_train=False)
+        np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), x @ w.T + b, rtol=1e-5,
+                                   atol=1e-5)
+        assert mod.data_shapes[0].shape == (n, 3)
+    mod.reshape(data_shapes=[("data", (6, 3))])
+    assert mod.output_shapes == [("fc_output", (6, 4))]
+
+
+def test_predict_iter_predict_and_score_inputs():
+    mod = _fc_module()
+    mod.bind(data_shapes=[("data", (4, 3))], for_training=False)
+    params = _params()
+    mod.init_params(arg_params=params)
+    w, b = params["fc_weight"].asnumpy(), params["fc_bias"].asnumpy()
+    x = RNG.standard_normal((10, 3)).astype(np.float32)
+    expected = x @ w.T + b
+    it = mx.io.NDArrayIter(x, batch_size=4)  # last batch padded by 2
+    np.testing.assert_allclose(mod.predict(it).asnumpy(), expected, rtol=1e-5, atol=1e-5)
+    per_batch = mod.predict(it, merge_batches=False)
+    assert [len(o) for o in per_batch] == [1, 1, 1]
+    assert [o[0].shape[0] for o in per_batch] == [4, 4, 2]
+    assert isinstance(mod.predict(it, always_output_list=True), list)
+    assert len(mod.predict(it, num_batch=1, merge_batches=False)) == 1
+    seen = [(nbatch, out[0].shape) for out, nbatch, _ in mod.iter_predict(it)]
+    assert seen == [(0, (4, 4)), (1, (4, 4)), (2, (2, 4))]
+    np.testing.assert_allclose(mod.predict(x[:3]).asnumpy(), expected[:3], rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_shared_module_shares_parameter_memory():
+    mod = _fc_module()
+    mod.bind(data_shapes=[("data", (4, 3))])
+    mod.init_params(arg_params=_params())
+    other = _fc_module()
+    other.bind(data_shapes=[("data", (2, 3))], shared_module=mod)
+    assert other.params_initialized
+    mod._exec_group.param_arrays[1][0][:] = 5.0
+    other.forward(mx.io.DataBatch([nd.zeros((2, 3))]), is_train=False)
+    assert other.get_outputs()[0].asnumpy().tolist() == [[5.0] * 4] * 2
+
+
+def test_checkpoint_round_trip(tmp_path):
+    net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, name="fc")
+    net = mx.sym.BatchNorm(net, name="bn")
+    mod = mx.mod.Module(net, ("data",), None)
+    mod.bind(data_shapes=[("data", (5, 3))])
+    mod.init_params(mx.init.Normal(1.0))
+    mod.forward(mx.io.DataBatch([nd.array(RNG.standard_normal((5, 3)))]), is_train=True)
+    prefix = str(tmp_path / "net")
+    mod.save_checkpoint(prefix, 3)
+    loaded = mx.mod.Module.load(prefix, 3, data_names=("data",), label_names=None)
+    loaded.bind(data_shapes=[("data", (5, 3))], for_training=False)
+    assert loaded._symbol.tojson() == mod._symbol.tojson()
+    for saved, got in zip(mod.get_params(), loaded.get_params(), strict=True):
+        assert sorted(saved) == sorted(got)
+        for k in saved:
+            np.testing.assert_array_equal(saved[k].asnumpy(), got[k].asnumpy())
+    x = nd.array(RNG.standard_normal((5, 3)))
+    mod.forward(mx.io.DataBatch([x]), is_train=False)
+    loaded.forward(mx.io.DataBatch([x]), is_train=False)
+    np.testing.assert_allclose(loaded.get_outputs()[0].asnumpy(),
+                               mod.get_outputs()[0].asnumpy(), rtol=1e-6)
+    # the same files through the functional API
+    sym, args, auxs = mx.model.load_checkpoint(prefix, 3)
+    assert sorted(args) == ["bn_beta", "bn_gamma", "fc_bias", "fc_weight"]
+    assert sorted(auxs) == ["bn_moving_mean", "bn_moving_var"]
+    assert sym.tojson() == mod.symbol.tojson()
+
+
+def test_states_of_a_recurrent_module():
+    state = mx.sym.var("state")
+    out = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc") + state
+    mod = mx.mod.Module(out, ("data",), None, state_names=["state"])
+    mod.bind(data_shapes=[("data", (3, 2))], for_training=False)
+    mod.init_params(mx.init.Zero())
+    mod.set_states(value=1.5)
+    mod.forward(mx.io.DataBatch([nd.zeros((3, 2))]))
+    assert mod.get_outputs()[0].asnumpy().tolist() == [[1.5, 1.5]] * 3
+    mod.set_states(states=[[nd.ones((3, 2)) * 4]])
+    mod.forward(mx.io.DataBatch([nd.zeros((3, 2))]))
+    assert mod.get_outputs()[0].asnumpy().tolist() == [[4.0, 4.0]] * 3
+
+
+def test_no_warning_on_a_correct_label_name():
+    net = mx.sym.SoftmaxOutput(mx.sym.var("data"), name="softmax")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mx.mod.Module(net)
