@@ -105,3 +105,12 @@ def test_module_checkpoint_saves_the_module(tmp_path):
     save(0)
     _, args, _ = mx.model.load_checkpoint(str(tmp_path / "m"), 1)
     assert args["fc_weight"].asnumpy().tolist() == [[1, 1, 1]] * 2
+
+
+def test_contrib_amp_imports_and_each_function_says_it_is_missing():
+    from ferrograd.contrib.amp import amp
+
+    assert len(amp.__all__) == 14
+    for name in amp.__all__:
+        with pytest.raises(NotImplementedError, match=f"mx.contrib.amp.{name}: automatic mixed"):
+            getattr(mx.contrib.amp, name)()

@@ -236,3 +236,66 @@ def test_no_warning_on_a_correct_label_name():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mx.mod.Module(net)
+
+
+def _bucket_sym_gen(key):
+    """Sequences of length ``key`` summed, then one automatically named dense layer."""
+    data = mx.sym.var("data")
+    pooled = mx.sym.sum(data, axis=1, keepdims=True)
+    return mx.sym.FullyConnected(pooled, num_hidden=2), ("data",), None
+
+
+def _bucket_batch(key, n=3, fill=1.0):
+    return mx.io.DataBatch([nd.ones((n, key)) * fill], bucket_key=key,
+                           provide_data=[mx.io.DataDesc("data", (n, key))])
+
+
+def test_bucketing_module_shares_parameters_between_buckets():
+    mod = mx.mod.BucketingModule(_bucket_sym_gen, default_bucket_key=4)
+    assert mod.data_names == ("data",)
+    mod.bind(data_shapes=[("data", (3, 4))])
+    # names restart for every call of sym_gen, so every bucket has the same parameters
+    assert mod.symbol.list_arguments() == ["data", "fullyconnected0_weight",
+                                           "fullyconnected0_bias"]
+    mod.init_params(mx.init.One())
+    for key, fill in ((4, 1.0), (7, 2.0), (4, 0.5)):
+        mod.forward(_bucket_batch(key, fill=fill), is_train=False)
+        assert mod.get_outputs()[0].asnumpy().tolist() == [[key * fill] * 2] * 3
+    assert sorted(mod._buckets) == [4, 7]
+    weight = mod._buckets[4]._exec_group.param_arrays[0][0]
+    weight[:] = 3.0  # the other bucket sees the change: the memory is shared
+    mod.forward(_bucket_batch(7), is_train=False)
+    assert mod.get_outputs()[0].asnumpy().tolist() == [[21.0] * 2] * 3
+
+
+@pytest.mark.parametrize("grad_req, expected", [("write", [3.0, 3.0]), ("add", [3.0, 6.0])])
+def test_bucketing_gradients_follow_grad_req(grad_req, expected):
+    mod = mx.mod.BucketingModule(_bucket_sym_gen, default_bucket_key=4)
+    mod.bind(data_shapes=[("data", (3, 4))], grad_req=grad_req)
+    mod.init_params(mx.init.One())
+    got = []
+    for key in (4, 2):
+        mod.forward(_bucket_batch(key, fill=1.0 / key), is_train=True)
+        mod.backward([nd.ones((3, 2))])
+        got.append(mod._curr_module._exec_group.grad_arrays[1][0].asnumpy()[0])
+    assert got == expected  # the bias gradient is the batch size per pass
+
+
+def test_bucketing_checkpoint_round_trip(tmp_path):
+    mod = mx.mod.BucketingModule(_bucket_sym_gen, default_bucket_key=4)
+    mod.bind(data_shapes=[("data", (3, 4))])
+    mod.init_params(mx.init.Normal(1.0))
+    mod.forward(_bucket_batch(6), is_train=False)
+    prefix = str(tmp_path / "bucket")
+    mod.save_checkpoint(prefix, 2)
+    loaded = mx.mod.BucketingModule.load(prefix, 2, sym_gen=_bucket_sym_gen,
+                                         default_bucket_key=4)
+    assert sorted(loaded._buckets) == [4, 6]
+    loaded.bind(data_shapes=[("data", (3, 4))], for_training=False)
+    for key in (4, 6):
+        mod.forward(_bucket_batch(key), is_train=False)
+        loaded.forward(_bucket_batch(key), is_train=False)
+        np.testing.assert_array_equal(loaded.get_outputs()[0].asnumpy(),
+                                      mod.get_outputs()[0].asnumpy())
+    with pytest.raises(ValueError, match="sym_gen and default_bucket_key"):
+        mx.mod.BucketingModule.load(prefix, 2)

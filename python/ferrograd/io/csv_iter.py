@@ -95,14 +95,15 @@ class CSVIter(DataIter):
     def next(self):
         if not self.iter_next():
             raise StopIteration
-        return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self._pad,
+        return DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self._pad,
                          index=self.getindex())
 
+    # MXNet's C++-backed iterators return single arrays here, not lists
     def getdata(self):
-        return [nd.array(self._data[self._batch_idx], dtype=self.dtype)]
+        return nd.array(self._data[self._batch_idx], dtype=self.dtype)
 
     def getlabel(self):
-        return [nd.array(self._label[self._batch_idx], dtype=self.dtype)]
+        return nd.array(self._label[self._batch_idx], dtype=self.dtype)
 
     def getindex(self):
         return self._batch_idx.astype(np.uint64)

@@ -172,8 +172,7 @@ class Module(BaseModule):
 
     def get_params(self):
         """``(arg_params, aux_params)``: the parameters (averaged over the devices)."""
-        _require(self.binded and self.params_initialized,
-                 "get_params: call bind and init_params first")
+        _require(self.params_initialized, "get_params: call init_params first")
         if self._params_dirty:
             self._sync_params_from_devices()
         return self._arg_params, self._aux_params
