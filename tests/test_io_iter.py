@@ -248,3 +248,44 @@ def test_csv_labels_dtypes_and_errors(csv_files, tmp_path):
         mx.io.CSVIter(data_csv=csv_files[0], data_shape=(5,), batch_size=2)
     with pytest.raises(ValueError, match="dtype"):
         mx.io.CSVIter(data_csv=csv_files[0], data_shape=(6,), batch_size=2, dtype="float16")
+
+
+class _LazyRows:
+    """Stands in for an h5py Dataset: rows read on demand, only by increasing index lists."""
+
+    __module__ = "h5py._hl.dataset"
+
+    def __init__(self, array):
+        self.array, self.shape, self.dtype = array, array.shape, array.dtype
+        self.reads = []
+
+    def __getitem__(self, rows):
+        if isinstance(rows, list):
+            assert rows == sorted(rows), "h5py needs increasing indices"
+            self.reads.append(list(rows))
+        return self.array[rows]
+
+
+def test_lazy_sources_are_read_by_rows_in_the_iterators_order():
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    lazy = _LazyRows(x)
+    it = mx.io.NDArrayIter(lazy, batch_size=2)
+    got = [b.data[0].asnumpy() for b in it]
+    np.testing.assert_array_equal(np.concatenate(got), np.concatenate([x, x[:1]]))
+    assert lazy.reads[:2] == [[0, 1], [2, 3]]
+    it.idx = np.array([4, 2, 0, 3, 1])  # an order that is not increasing
+    it.reset()
+    np.testing.assert_array_equal(it.next().data[0].asnumpy(), x[[4, 2]])
+    assert lazy.reads[-1] == [2, 4]
+
+
+def test_prefetching_single_iterator_and_labels_renamed():
+    base = mx.io.NDArrayIter(np.arange(4).reshape(4, 1), np.arange(4), 2)
+    it = mx.io.PrefetchingIter(base, rename_label=[{"softmax_label": "y"}])
+    assert it.batch_size == 2 and [d.name for d in it.provide_label] == ["y"]
+    assert [b.label[0].asnumpy().tolist() for b in it] == [[0, 1], [2, 3]]
+    with pytest.raises(StopIteration):
+        it.next()
+    it.close()
+    with pytest.raises(ValueError, match="rename_data has 2 entries for 1 iterators"):
+        mx.io.PrefetchingIter(base, rename_data=[{}, {}])

@@ -299,3 +299,59 @@ def test_bucketing_checkpoint_round_trip(tmp_path):
                                       mod.get_outputs()[0].asnumpy())
     with pytest.raises(ValueError, match="sym_gen and default_bucket_key"):
         mx.mod.BucketingModule.load(prefix, 2)
+
+
+def test_work_load_list_splits_the_batch():
+    mod = _fc_module([mx.cpu(0), mx.cpu(1)], work_load_list=[1, 3])
+    mod.bind(data_shapes=[("data", (8, 3))])
+    assert mod._exec_group.slices == [slice(0, 2), slice(2, 8)]
+    mod.init_params(arg_params=_params())
+    x = RNG.standard_normal((8, 3)).astype(np.float32)
+    mod.forward(mx.io.DataBatch([nd.array(x)]), is_train=False)
+    per_device = mod.get_outputs(merge_multi_context=False)[0]
+    assert [o.shape for o in per_device] == [(2, 4), (6, 4)]
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(),
+                               np.concatenate([o.asnumpy() for o in per_device]))
+    with pytest.raises(ValueError, match="work_load_list has 1 entries for 2 contexts"):
+        _fc_module([mx.cpu(0), mx.cpu(1)], work_load_list=[1])
+    small = _fc_module([mx.cpu(0), mx.cpu(1), mx.cpu(2)])
+    with pytest.raises(ValueError, match="too small"):
+        small.bind(data_shapes=[("data", (2, 3))])
+
+
+def test_executor_groups_share_parameters_and_inputs():
+    net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, name="fc")
+    descs = [mx.io.DataDesc("data", (4, 3))]
+    first = mx.mod.DataParallelExecutorGroup(net, [mx.cpu()], [1], descs, None,
+                                             ["fc_weight", "fc_bias"], True, False)
+    deeper = mx.sym.FullyConnected(net, num_hidden=2, name="fc2")
+    second = mx.mod.DataParallelExecutorGroup(deeper, [mx.cpu()], [1], descs, None,
+                                              ["fc_weight", "fc_bias", "fc2_weight",
+                                               "fc2_bias"], True, False, shared_group=first)
+    a, b = first.execs[0], second.execs[0]
+    for name in ("fc_weight", "fc_bias"):
+        assert a.arg_dict[name] is b.arg_dict[name] and a.grad_dict[name] is b.grad_dict[name]
+    assert a.arg_dict["data"] is b.arg_dict["data"]
+    assert second.shared_data_arrays is first.shared_data_arrays
+    assert sorted(first.shared_data_arrays[0]) == ["data"]
+    with pytest.raises(ValueError, match="grad_req for 'fc_bias'"):
+        mx.mod.DataParallelExecutorGroup(net, [mx.cpu()], [1], descs, None,
+                                         ["fc_weight", "fc_bias"], True, False,
+                                         grad_req={"fc_bias": "sometimes"})
+    with pytest.raises(ValueError, match="grad_req has 2 entries for 3 arguments"):
+        mx.mod.DataParallelExecutorGroup(net, [mx.cpu()], [1], descs, None,
+                                         ["fc_weight", "fc_bias"], True, False,
+                                         grad_req=["write", "null"])
+
+
+def test_numpy_batches_and_bad_batch_shapes():
+    mod = _fc_module()
+    mod.bind(data_shapes=[("data", (2, 3))], for_training=False)
+    params = _params()
+    mod.init_params(arg_params=params)
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    mod.forward(mx.io.DataBatch([x]))
+    expected = x @ params["fc_weight"].asnumpy().T + params["fc_bias"].asnumpy()
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(mx.MXNetError):
+        mod.forward(mx.io.DataBatch([nd.ones((2, 5))]))
