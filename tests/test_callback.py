@@ -114,3 +114,33 @@ def test_contrib_amp_imports_and_each_function_says_it_is_missing():
     for name in amp.__all__:
         with pytest.raises(NotImplementedError, match=f"mx.contrib.amp.{name}: automatic mixed"):
             getattr(mx.contrib.amp, name)()
+
+
+def test_monitor_collects_outputs_and_arguments_every_interval(caplog):
+    net = mx.sym.Activation(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc"),
+                            act_type="relu", name="act")
+    mod = mx.mod.Module(net, ("data",), None)
+    mod.bind(data_shapes=[("data", (1, 3))])
+    mod.init_params(mx.init.One())
+    mon = mx.mon.Monitor(2, pattern="fc|act|data", sort=True)
+    mod.install_monitor(mon)
+    x = mx.io.DataBatch([nd.array([[1.0, -2.0, 4.0]])])
+    mon.tic()
+    mod.forward(x, is_train=True)
+    res = mon.toc()
+    # fc = [3, 3]: norm / sqrt(size) = 3; act the same; the weights are ones, the bias zeros
+    assert [(step, name) for step, name, _ in res] == [
+        (1, "act_output"), (1, "data"), (1, "fc_bias"), (1, "fc_output"), (1, "fc_weight")]
+    values = {name: float(text) for _, name, text in res}
+    assert values == pytest.approx({"act_output": 3.0, "data": np.sqrt(21 / 3),
+                                    "fc_bias": 0.0, "fc_output": 3.0, "fc_weight": 1.0})
+    mon.tic()  # the second batch is not monitored (interval 2)
+    mod.forward(x, is_train=True)
+    assert mon.toc() == []
+    caplog.set_level(logging.INFO)
+    mon.tic()
+    mod.forward(x, is_train=True)
+    mon.toc_print()
+    assert caplog.messages[0].startswith("Batch:       3 act_output")
+    with pytest.raises(ValueError, match="interval"):
+        mx.mon.Monitor(0)

@@ -14,6 +14,7 @@ from . import (
            io,
            model,
            module,
+           monitor,
            name,
            ndarray,
            onnx,
@@ -26,6 +27,7 @@ from . import (
 )
 from . import initializer as init
 from . import module as mod
+from . import monitor as mon
 from . import ndarray as nd
 from . import numpy as np
 from . import numpy_extension as npx
@@ -62,3 +64,4 @@ __all__ += ["visualization", "viz", "onnx"]
 __all__ += ["io"]
 __all__ += ["module", "mod"]
 __all__ += ["callback"]
+__all__ += ["monitor", "mon"]
