@@ -1,6 +1,9 @@
 """ferrograd: MXNet 1.x's NDArray/autograd API on a Rust core. ``import ferrograd as mx``."""
 
+import os as _os
+
 from . import (
+           _ferrograd,
            attribute,
            autograd,
            base,
@@ -12,6 +15,7 @@ from . import (
            gradient_check,
            initializer,
            io,
+           metric,
            model,
            module,
            monitor,
@@ -19,6 +23,7 @@ from . import (
            ndarray,
            onnx,
            operator,
+           recordio,
            runtime,
            symbol,
            test_utils,
@@ -39,17 +44,20 @@ from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .ndarray import random
 from .util import (
-    is_np_array,
-    is_np_shape,
-    np_array,
-    np_shape,
-    set_np_shape,
-    use_np,
-    use_np_array,
-    use_np_shape,
+           is_np_array,
+           is_np_shape,
+           np_array,
+           np_shape,
+           set_np_shape,
+           use_np,
+           use_np_array,
+           use_np_shape,
 )
 
 __version__ = "0.1.0"
+
+# rayon's threads do not survive fork: a forked child (DataLoader workers) computes serially.
+_os.register_at_fork(after_in_child=_ferrograd._after_fork_in_child)
 
 __all__ = ["autograd", "gradient_check", "test_utils", "nd", "ndarray", "base", "context",
            "random", "Context", "cpu", "cpu_pinned", "gpu", "num_gpus", "current_context",
@@ -65,3 +73,4 @@ __all__ += ["io"]
 __all__ += ["module", "mod"]
 __all__ += ["callback"]
 __all__ += ["monitor", "mon"]
+__all__ += ["metric", "recordio"]

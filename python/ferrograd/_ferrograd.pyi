@@ -405,6 +405,10 @@ def build_info() -> dict[str, Any]:
     """How this build runs: ``version``, ``simd`` level, ``threads``, ``debug_assertions``."""
 
 
+def _after_fork_in_child() -> None:
+    """Makes a forked child run every kernel on its calling thread."""
+
+
 # ----------------------------------------------------------------------------------------------
 # autograd
 

@@ -49,10 +49,22 @@ pub fn is_parallel(n: usize, cost: Cost) -> bool {
     cfg!(feature = "rayon") && n >= cost.min_parallel() && num_threads() > 1
 }
 
-/// Threads in the pool that parallel kernels use.
+/// Set in a process forked from one whose rayon pool had started: the pool's threads do not
+/// survive `fork`, so handing work to them would wait forever.
+static SERIAL_ONLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Runs every kernel on the calling thread from now on (called in a forked child process).
+pub fn run_serially() {
+    SERIAL_ONLY.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Threads in the pool that parallel kernels use (1 after [`run_serially`]).
 pub fn num_threads() -> usize {
     #[cfg(feature = "rayon")]
     {
+        if SERIAL_ONLY.load(std::sync::atomic::Ordering::Relaxed) {
+            return 1;
+        }
         rayon::current_num_threads()
     }
     #[cfg(not(feature = "rayon"))]

@@ -122,6 +122,13 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// Makes a forked child process run every kernel on its calling thread (rayon's threads stay
+/// behind in the parent); registered with `os.register_at_fork`.
+#[pyfunction]
+fn _after_fork_in_child() {
+    ferrograd_kernels::par::run_serially();
+}
+
 #[pymodule]
 fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyNDArray>()?;
@@ -138,6 +145,7 @@ fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_set_np_shape_global, m)?)?;
     m.add_function(wrap_pyfunction!(_np_shape, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
+    m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
     interop::register(m)?;
     autograd::register(m)?;
     symbol::register(m)?;

@@ -1,0 +1,109 @@
+"""Moving batches from DataLoader worker processes to the main process through POSIX shared
+memory: a worker writes each array into a fresh ``multiprocessing.shared_memory`` segment and
+sends only its name, shape and dtype; the main process maps the segment, unlinks it at once (the
+mapping outlives the name) and wraps it as an NDArray without copying."""
+
+import mmap
+import os
+from multiprocessing import resource_tracker, shared_memory
+
+import numpy as np
+
+from ... import ndarray as nd
+from ... import numpy as _mx_np
+
+try:
+    import _posixshmem
+except ImportError:  # not POSIX: batches travel pickled
+    _posixshmem = None
+
+AVAILABLE = _posixshmem is not None
+
+
+class SharedArray:
+    """Handle of an array waiting in a shared memory segment (what a worker sends back)."""
+
+    __slots__ = ("name", "shape", "dtype", "np_array")
+
+    def __init__(self, name, shape, dtype, np_array=False):
+        self.name = name
+        self.shape = shape
+        self.dtype = dtype
+        self.np_array = np_array  # an ``mx.np.ndarray`` comes back as one
+
+    def __getstate__(self):
+        return (self.name, self.shape, self.dtype, self.np_array)
+
+    def __setstate__(self, state):
+        self.name, self.shape, self.dtype, self.np_array = state
+
+
+def empty(shape, dtype):
+    """Worker side: a NumPy array over a new segment, and its handle. The caller fills the array
+    and then calls ``close`` on the returned segment."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    shm = shared_memory.SharedMemory(create=True, size=max(nbytes, 1))
+    array = np.ndarray(shape, dtype=dtype, buffer=shm.buf)
+    return array, shm, SharedArray(shm.name, tuple(shape), dtype.str)
+
+
+def publish(value):
+    """Worker side: ``value`` with every NDArray (and NumPy array produced by the default
+    batchify) replaced by a ``SharedArray`` handle; lists and tuples are walked."""
+    if isinstance(value, SharedArray):
+        return value
+    if isinstance(value, nd.NDArray):
+        data = value.asnumpy()
+        array, shm, handle = empty(data.shape, data.dtype)
+        array[...] = data
+        del array
+        shm.close()
+        handle.np_array = isinstance(value, _mx_np.ndarray)
+        return handle
+    if isinstance(value, (list, tuple)):
+        return type(value)(publish(v) for v in value)
+    return value
+
+
+def _attach(handle):
+    fd = _posixshmem.shm_open("/" + handle.name.lstrip("/"), os.O_RDWR, mode=0o600)
+    try:
+        size = os.fstat(fd).st_size
+        buf = mmap.mmap(fd, size)
+    finally:
+        os.close(fd)
+    release(handle)
+    dtype = np.dtype(handle.dtype)
+    count = int(np.prod(handle.shape, dtype=np.int64))
+    array = np.frombuffer(buf, dtype=dtype, count=count).reshape(handle.shape)
+    out = nd.from_numpy(array, zero_copy=True)
+    return out.as_np_ndarray() if handle.np_array else out
+
+
+def release(handle):
+    """Removes the segment's name (idempotent); the memory goes when the last mapping does."""
+    try:
+        _posixshmem.shm_unlink("/" + handle.name.lstrip("/"))
+    except FileNotFoundError:
+        return
+    # The worker's SharedMemory registered the name with the (shared) resource tracker.
+    resource_tracker.unregister("/" + handle.name.lstrip("/"), "shared_memory")
+
+
+def receive(value):
+    """Main side: ``value`` with every ``SharedArray`` handle replaced by an NDArray over it."""
+    if isinstance(value, SharedArray):
+        return _attach(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(receive(v) for v in value)
+    return value
+
+
+def discard(value):
+    """Main side: frees the segments of a batch that will not be used."""
+    if isinstance(value, SharedArray):
+        release(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            discard(v)

@@ -1,0 +1,308 @@
+"""``DataLoader``: batches of a dataset, loaded in the main process, in worker threads, or in
+worker processes that hand batches over through shared memory (``_shared_batch``)."""
+
+import multiprocessing
+import multiprocessing.pool
+import random
+import sys
+import threading
+import weakref
+from multiprocessing import resource_tracker
+
+import numpy as np
+
+from ... import context
+from ... import ndarray as nd
+from . import _shared_batch
+from . import sampler as _sampler
+
+__all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
+
+
+def default_batchify_fn(data):
+    """Stacks a list of samples into a batch: NDArrays with ``nd.stack``, tuples element by
+    element (a list of batches), anything else through ``numpy.asarray`` into an NDArray."""
+    if isinstance(data[0], nd.NDArray):
+        return nd.stack(*data)
+    if isinstance(data[0], tuple):
+        return [default_batchify_fn(list(column)) for column in zip(*data, strict=True)]
+    array = np.asarray(data)
+    return nd.array(array, dtype=array.dtype)
+
+
+def default_mp_batchify_fn(data):
+    """The batchify of worker processes: the same batches as ``default_batchify_fn`` (in a
+    worker they are stacked straight into shared memory)."""
+    return default_batchify_fn(data)
+
+
+def _stack_shared(data):
+    """Worker side of the default batchify: stack with NumPy directly into a shared segment."""
+    if isinstance(data[0], tuple):
+        return [_stack_shared(list(column)) for column in zip(*data, strict=True)]
+    if isinstance(data[0], nd.NDArray):
+        arrays = [d.asnumpy() for d in data]
+        first = arrays[0]
+    else:
+        # Numbers and NumPy samples: one conversion, as default_batchify_fn does.
+        stacked = np.asarray(data)
+        if stacked.dtype == object:
+            return nd.array(stacked)  # ragged samples: let nd.array explain
+        arrays, first = None, stacked
+    shape = first.shape if arrays is not None else first.shape[1:]
+    out, shm, handle = _shared_batch.empty((len(data),) + shape, first.dtype)
+    try:
+        if arrays is None:
+            out[...] = first
+        else:
+            np.stack(arrays, out=out)
+    except ValueError as err:
+        del out
+        shm.close()
+        _shared_batch.release(handle)
+        raise ValueError(f"DataLoader: cannot stack samples of different shapes into a batch "
+                         f"(first sample shape {shape}): {err}") from err
+    del out
+    shm.close()
+    return handle
+
+
+def _as_in_context(data, ctx):
+    if isinstance(data, nd.NDArray):
+        if data.context == ctx:
+            return data
+        # as_in_context keeps a CPU array's context label, so copy onto the pinned context.
+        return nd.array(data, ctx=ctx, dtype=data.dtype)
+    if isinstance(data, (list, tuple)):
+        return [_as_in_context(d, ctx) for d in data]
+    return data
+
+
+# Per worker process: set once by the pool initializer (inherited by fork, never pickled).
+_worker_dataset = None
+_worker_batchify = None
+
+
+def _worker_initializer(dataset, batchify_fn, base_seed, counter):
+    global _worker_dataset, _worker_batchify
+    _worker_dataset = dataset
+    _worker_batchify = batchify_fn
+    # A forked worker starts with its parent's random states: give each worker its own stream
+    # (drawn from the parent's NumPy generator, so a seeded program stays reproducible).
+    with counter.get_lock():
+        index = counter.value
+        counter.value += 1
+    seed = (base_seed + index) % (2 ** 31)
+    random.seed(seed)
+    np.random.seed(seed)
+    nd.random.seed(seed)
+
+
+def _worker_fn(samples):
+    items = [_worker_dataset[i] for i in samples]
+    if _worker_batchify is None:
+        return _shared_batch.publish(_stack_shared(items))
+    return _shared_batch.publish(_worker_batchify(items))
+
+
+def _thread_worker_fn(samples, batchify_fn, dataset):
+    return batchify_fn([dataset[i] for i in samples])
+
+
+class _ArrivalCallback:
+    """Hands a worker's batch to its iterator, or frees it if the iterator is gone. Holds the
+    iterator weakly: the pool keeps callbacks of unfinished tasks, which must not keep the
+    iterator, its loader and the pool alive."""
+
+    def __init__(self, iterator, index):
+        self._iterator = weakref.ref(iterator)
+        self._index = index
+
+    def __call__(self, batch):
+        iterator = self._iterator()
+        if iterator is None:
+            _shared_batch.discard(batch)
+        else:
+            iterator._on_arrival(self._index, batch)
+
+
+class _MultiWorkerIter:
+    """Iterates batches computed by a pool, in order, keeping ``prefetch`` batches in flight."""
+
+    def __init__(self, loader, prefetch):
+        self._loader = loader  # keeps the pool alive while this iterator is in use
+        self._pool = loader._worker_pool
+        self._threads = loader._thread_pool
+        self._timeout = loader._timeout
+        self._pending = {}
+        # Batches that arrived from worker processes and are not yet returned; once closed,
+        # arriving batches are freed at once (no waiting on workers, nothing left behind).
+        self._arrived = {}
+        self._closed = False
+        self._lock = threading.Lock()
+        self._rcvd_idx = 0
+        self._sent_idx = 0
+        self._iter = iter(loader._batch_sampler)
+        for _ in range(prefetch):
+            self._push_next()
+
+    def __len__(self):
+        return len(self._loader._batch_sampler)
+
+    def _push_next(self):
+        indices = next(self._iter, None)
+        if indices is None:
+            return
+        if self._threads:
+            task = self._pool.apply_async(_thread_worker_fn, (indices, self._loader._batchify_fn,
+                                                              self._loader._dataset))
+        else:
+            task = self._pool.apply_async(_worker_fn, (indices,),
+                                          callback=_ArrivalCallback(self, self._sent_idx))
+        self._pending[self._sent_idx] = task
+        self._sent_idx += 1
+
+    def _on_arrival(self, index, batch):
+        # Runs on the pool's result thread.
+        with self._lock:
+            if not self._closed:
+                self._arrived[index] = batch
+                return
+        _shared_batch.discard(batch)
+
+    def __next__(self):
+        self._push_next()
+        if self._rcvd_idx == self._sent_idx:
+            raise StopIteration
+        index = self._rcvd_idx
+        task = self._pending.pop(index)
+        self._rcvd_idx += 1
+        try:
+            batch = task.get(self._timeout)
+        except multiprocessing.TimeoutError:
+            self.close()
+            raise multiprocessing.TimeoutError(
+                f"DataLoader: a worker produced no batch within timeout={self._timeout} seconds "
+                "(a slow dataset/transform, or a worker that died); raise the timeout or "
+                "check the dataset") from None
+        except BaseException:
+            self.close()
+            raise
+        if not self._threads:
+            with self._lock:
+                batch = self._arrived.pop(index)
+            batch = _shared_batch.receive(batch)
+        if self._loader._pin_memory:
+            batch = _as_in_context(batch, context.cpu_pinned(self._loader._pin_device_id))
+        return batch
+
+    next = __next__
+
+    def __iter__(self):
+        return self
+
+    def close(self):
+        """Stops the iteration and frees the batches in flight: those that arrived now, the
+        others as they arrive (without waiting for them)."""
+        self._pending = {}
+        self._iter = iter(())
+        self._rcvd_idx = self._sent_idx
+        with self._lock:
+            self._closed = True
+            arrived, self._arrived = self._arrived, {}
+        for batch in arrived.values():
+            _shared_batch.discard(batch)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+class DataLoader:
+    """Loads ``dataset`` in batches.
+
+    ``batch_size``/``shuffle``/``sampler``/``last_batch`` build a ``BatchSampler`` unless
+    ``batch_sampler`` is given. ``batchify_fn(list_of_samples)`` makes a batch (default: stack).
+    ``num_workers > 0`` loads batches in that many worker processes (forked: the dataset and
+    ``batchify_fn`` need not pickle), handing arrays over through shared memory, or in threads
+    with ``thread_pool=True``; ``prefetch`` batches (default ``2 * num_workers``) are kept in
+    flight and ``timeout`` seconds bounds the wait for one. ``pin_memory`` puts batches in
+    ``cpu_pinned(pin_device_id)`` memory.
+    """
+
+    def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None, last_batch=None,
+                 batch_sampler=None, batchify_fn=None, num_workers=0, pin_memory=False,
+                 pin_device_id=0, prefetch=None, thread_pool=False, timeout=120,
+                 auto_reload=False):
+        if not timeout > 0:
+            raise ValueError(f"DataLoader: timeout must be positive, given {timeout}")
+        self._dataset = dataset
+        self._pin_memory = pin_memory
+        self._pin_device_id = pin_device_id
+        self._thread_pool = thread_pool
+        self._timeout = timeout
+        self._auto_reload = auto_reload
+        if batch_sampler is None:
+            if batch_size is None:
+                raise ValueError("DataLoader: batch_size must be specified unless batch_sampler "
+                                 "is specified")
+            if sampler is None:
+                sampler = (_sampler.RandomSampler(len(dataset)) if shuffle
+                           else _sampler.SequentialSampler(len(dataset)))
+            elif shuffle:
+                raise ValueError("DataLoader: shuffle must not be specified if sampler is "
+                                 "specified")
+            batch_sampler = _sampler.BatchSampler(sampler, batch_size, last_batch or "keep")
+        elif batch_size is not None or shuffle or sampler is not None or last_batch is not None:
+            raise ValueError("DataLoader: batch_size, shuffle, sampler and last_batch must not be "
+                             "specified if batch_sampler is specified.")
+        self._batch_sampler = batch_sampler
+        self._num_workers = max(int(num_workers), 0)
+        self._prefetch = max(0, int(prefetch) if prefetch is not None else 2 * self._num_workers)
+        self._worker_pool = None
+        self._user_batchify = batchify_fn not in (None, default_batchify_fn,
+                                                  default_mp_batchify_fn)
+        self._batchify_fn = batchify_fn if self._user_batchify else default_batchify_fn
+        if self._num_workers > 0:
+            self._start_pool()
+
+    def _start_pool(self):
+        if self._thread_pool or not _shared_batch.AVAILABLE or sys.platform == "win32":
+            self._thread_pool = True
+            self._worker_pool = multiprocessing.pool.ThreadPool(self._num_workers)
+            return
+        # Workers register their segments with this process's resource tracker, which then
+        # frees any that a killed run leaves behind.
+        resource_tracker.ensure_running()
+        fork = multiprocessing.get_context("fork")
+        worker_batchify = self._batchify_fn if self._user_batchify else None
+        base_seed = int(np.random.randint(0, 2 ** 31 - 1))
+        self._worker_pool = fork.Pool(self._num_workers, initializer=_worker_initializer,
+                                      initargs=(self._dataset, worker_batchify, base_seed,
+                                                fork.Value("i", 0)))
+
+    def __iter__(self):
+        if self._num_workers == 0:
+            return self._same_process_iter()
+        return _MultiWorkerIter(self, self._prefetch)
+
+    def _same_process_iter(self):
+        for indices in self._batch_sampler:
+            batch = self._batchify_fn([self._dataset[i] for i in indices])
+            if self._pin_memory:
+                batch = _as_in_context(batch, context.cpu_pinned(self._pin_device_id))
+            yield batch
+
+    def __len__(self):
+        return len(self._batch_sampler)
+
+    def __del__(self):
+        pool, self._worker_pool = getattr(self, "_worker_pool", None), None
+        if pool is not None:
+            try:
+                pool.terminate()
+                pool.join()
+            except Exception:  # noqa: BLE001 - interpreter shutdown
+                pass

@@ -1,0 +1,98 @@
+"""Samplers: iterables of dataset indices (and of index batches, ``BatchSampler``)."""
+
+import numpy as np
+
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "FilterSampler", "BatchSampler"]
+
+_LAST_BATCH = ("keep", "discard", "rollover")
+
+
+class Sampler:
+    """Base class: ``__iter__`` yields indices, ``__len__`` counts them."""
+
+    def __iter__(self):
+        raise NotImplementedError
+
+    def __len__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """``start, start + 1, ..., start + length - 1``."""
+
+    def __init__(self, length, start=0):
+        self._length = length
+        self._start = start
+
+    def __iter__(self):
+        return iter(range(self._start, self._start + self._length))
+
+    def __len__(self):
+        return self._length
+
+
+class RandomSampler(Sampler):
+    """A fresh permutation of ``range(length)`` (NumPy's global generator) per pass."""
+
+    def __init__(self, length):
+        self._length = length
+
+    def __iter__(self):
+        indices = np.arange(self._length)
+        np.random.shuffle(indices)
+        return iter(indices)
+
+    def __len__(self):
+        return self._length
+
+
+class FilterSampler(Sampler):
+    """The indices of the samples of ``dataset`` for which ``fn(sample)`` is true."""
+
+    def __init__(self, fn, dataset):
+        self._fn = fn
+        self._dataset = dataset
+        self._indices = [i for i, sample in enumerate(dataset) if fn(sample)]
+
+    def __iter__(self):
+        return iter(self._indices)
+
+    def __len__(self):
+        return len(self._indices)
+
+
+class BatchSampler(Sampler):
+    """Groups the indices of ``sampler`` into lists of ``batch_size``. The short last batch is
+    kept ('keep'), dropped ('discard'), or carried over to the start of the next pass
+    ('rollover')."""
+
+    def __init__(self, sampler, batch_size, last_batch="keep"):
+        if last_batch not in _LAST_BATCH:
+            raise ValueError(f"BatchSampler: last_batch must be one of 'keep', 'discard', or "
+                             f"'rollover', but got {last_batch!r}")
+        if int(batch_size) < 1:
+            raise ValueError(f"BatchSampler: batch_size must be at least 1, got {batch_size}")
+        self._sampler = sampler
+        self._batch_size = int(batch_size)
+        self._last_batch = last_batch
+        self._prev = []
+
+    def __iter__(self):
+        batch, self._prev = self._prev, []
+        for i in self._sampler:
+            batch.append(i)
+            if len(batch) == self._batch_size:
+                yield batch
+                batch = []
+        if batch:
+            if self._last_batch == "keep":
+                yield batch
+            elif self._last_batch == "rollover":
+                self._prev = batch
+
+    def __len__(self):
+        if self._last_batch == "keep":
+            return (len(self._sampler) + self._batch_size - 1) // self._batch_size
+        if self._last_batch == "discard":
+            return len(self._sampler) // self._batch_size
+        return (len(self._prev) + len(self._sampler)) // self._batch_size
