@@ -355,3 +355,70 @@ def test_numpy_batches_and_bad_batch_shapes():
     np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), expected, rtol=1e-5, atol=1e-5)
     with pytest.raises(mx.MXNetError):
         mod.forward(mx.io.DataBatch([nd.ones((2, 5))]))
+
+
+class _RecordingModule(mx.mod.BaseModule):
+    """A module whose steps only record what fit asks of them."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+        self.binded = self.params_initialized = True
+
+    def bind(self, *args, **kwargs):
+        self.calls.append("bind")
+
+    def init_params(self, *args, **kwargs):
+        self.calls.append("init_params")
+
+    def init_optimizer(self, *args, **kwargs):
+        self.calls.append("init_optimizer")
+
+    def forward(self, batch, is_train=None):
+        self.calls.append(("forward", int(batch.data[0].asscalar())))
+
+    def backward(self, out_grads=None):
+        self.calls.append("backward")
+
+    def update(self):
+        self.calls.append("update")
+
+    def update_metric(self, metric, labels, pre_sliced=False):
+        self.calls.append(("metric", int(labels[0].asscalar())))
+
+    def get_params(self):
+        return {}, {}
+
+
+def test_fit_runs_the_steps_in_mxnets_order():
+    mod = _RecordingModule()
+    train = mx.io.NDArrayIter(np.arange(3).reshape(3, 1), np.arange(3) * 10, batch_size=1)
+    ends = []
+    mod.fit(train, num_epoch=2, begin_epoch=1,
+            batch_end_callback=[lambda p: ends.append((p.epoch, p.nbatch))],
+            epoch_end_callback=lambda *a: ends.append(("epoch", a[0])))
+    per_batch = [[("forward", i), "backward", "update", ("metric", i * 10)] for i in range(3)]
+    assert mod.calls == ["bind", "init_params", "init_optimizer"] + sum(per_batch, []) + [
+        "init_params"]  # the end-of-epoch set_params
+    assert ends == [(1, 0), (1, 1), (1, 2), ("epoch", 1)]
+    with pytest.raises(ValueError, match="num_epoch"):
+        mod.fit(train)
+
+
+def test_score_counts_every_sample_of_every_batch():
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3,
+                                                     name="fc"), name="softmax")
+    mod = mx.mod.Module(net)
+    x = RNG.standard_normal((10, 4)).astype(np.float32)
+    y = RNG.integers(0, 3, 10).astype(np.float32)
+    it = mx.io.NDArrayIter(x, y, batch_size=5)
+    mod.bind(it.provide_data, it.provide_label, for_training=False)
+    mod.init_params(mx.init.Normal(1.0))
+    predicted = mod.predict(it).asnumpy().argmax(1)
+    batches, ends = [], []
+    (name, value), = mod.score(it, "acc", batch_end_callback=lambda p: batches.append(p.nbatch),
+                               score_end_callback=lambda p: ends.append(p.nbatch))
+    assert name == "accuracy" and value == pytest.approx(float((predicted == y).mean()))
+    assert batches == [0, 1] and ends == [2]
+    (_, first_half), = mod.score(it, mx.metric.Accuracy(), num_batch=1)
+    assert first_half == pytest.approx(float((predicted[:5] == y[:5]).mean()))
