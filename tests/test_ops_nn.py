@@ -2,6 +2,9 @@
 against NumPy references, MXNet's string parameter forms, training/predict behaviour, gradients
 through autograd, and bad input raising clear errors."""
 
+import json
+import math
+
 import ferrograd as mx
 import numpy as np
 import pytest
@@ -121,6 +124,33 @@ def test_activation_and_leaky_relu_variants():
     gamma = nd.array([0.5, 0.1, 0.2, 0.3], dtype="float64")
     np.testing.assert_allclose(nd.LeakyReLU(x, gamma, act_type="prelu").asnumpy(),
                                np.where(xn > 0, xn, gamma.asnumpy() * xn), rtol=1e-12)
+
+
+def test_gelu_is_the_exact_erf_form_with_its_gradient():
+    # MXNet 1.9.1: LeakyReLU(act_type='gelu') at [-1, 0.5] gives [-0.15865526, 0.34573123].
+    y = nd.LeakyReLU(nd.array([-1.0, 0.5]), act_type="gelu")
+    np.testing.assert_allclose(y.asnumpy(), [-0.15865526, 0.34573123], rtol=1e-6)
+    x = f64(2, 5)
+    xn = x.asnumpy()
+    erf = np.vectorize(math.erf)
+    cdf = 0.5 * (1 + erf(xn / math.sqrt(2)))
+    np.testing.assert_allclose(nd.LeakyReLU(x, act_type="gelu").asnumpy(), xn * cdf, rtol=1e-12)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.LeakyReLU(x, act_type="gelu")
+    y.backward()
+    pdf = np.exp(-xn * xn / 2) / math.sqrt(2 * math.pi)
+    np.testing.assert_allclose(x.grad.asnumpy(), cdf + xn * pdf, rtol=1e-12)
+
+
+def test_flatten_is_its_own_op_in_graphs():
+    s = mx.sym.Flatten(mx.sym.var("x"), name="fl")
+    node = json.loads(s.tojson())["nodes"][1]
+    assert node["op"] == "Flatten" and "attrs" not in node
+    again = mx.sym.load_json(s.tojson())
+    assert json.loads(again.tojson())["nodes"][1]["op"] == "Flatten"
+    assert again.infer_shape(x=(2, 3, 4))[1] == [(2, 12)]
+    assert nd.Flatten(nd.ones((5,))).shape == (5, 1)
 
 
 def test_embedding_and_one_hot_and_topk_axis_none():

@@ -95,16 +95,7 @@ def flatten(ctx, node):
 @register("Reshape", "reshape")
 def reshape(ctx, node):
     if "shape" not in node.attrs and "target_shape" not in node.attrs:
-        # A Flatten read from MXNet's JSON (ferrograd keeps it as a Reshape without attributes).
-        src, out = node.input_shapes[0], node.output_shapes[0]
-        if len(src) >= 1 and out == (src[0], int(np.prod(src[1:]))):
-            ctx.op("Flatten", node.inputs, node.outputs[0], axis=1)
-            return
-        if ctx.dynamic:
-            raise node.unsupported("a shape-less reshape with dynamic shapes")
-        ctx.op("Reshape", [node.inputs[0], ctx.ints(out, f"{node.name}_shape")],
-               node.outputs[0])
-        return
+        raise node.unsupported("a Reshape without a shape")
     spec = node.tuple("shape") if "shape" in node.attrs else node.tuple("target_shape")
     if all(d >= -1 for d in spec) and not node.bool("reverse") and spec.count(-1) <= 1:
         # 0 (copy the dimension) and -1 (infer it) mean the same in ONNX's Reshape, so the

@@ -153,6 +153,41 @@ impl Op for Reshape {
     }
 }
 
+/// `Flatten`: `(d0, d1, ...)` → `(d0, d1·d2·…)`, a view. Its own op (not a `Reshape`) so graphs
+/// serialise it under MXNet's name, without attributes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flatten;
+
+impl Flatten {
+    fn spec() -> Reshape {
+        Reshape { spec: vec![0, -1], reverse: false }
+    }
+}
+
+impl Op for Flatten {
+    fn name(&self) -> &'static str {
+        "Flatten"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Flatten::spec().infer(inputs)
+    }
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        Flatten::spec().forward(ctx, inputs, outputs)
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Flatten::spec().view(inputs)
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Flatten::spec().grad(g, inputs, o, og)
+    }
+}
+
 /// `transpose(axes)`; empty axes reverse the axis order (lazy copy).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transpose {
@@ -603,7 +638,7 @@ fn build_reshape(a: &Attrs) -> Result<OpRef> {
 
 fn build_flatten(a: &Attrs) -> Result<OpRef> {
     NoParams::parse(a)?;
-    Ok(Arc::new(Reshape { spec: vec![0, -1], reverse: false }))
+    Ok(Arc::new(Flatten))
 }
 
 fn build_transpose(a: &Attrs) -> Result<OpRef> {

@@ -1,7 +1,5 @@
 """Activation layers of ``gluon.nn``."""
 
-import math
-
 from ... import initializer as _init
 from ..block import HybridBlock
 
@@ -77,9 +75,7 @@ class GELU(HybridBlock):
     """``x * Phi(x)`` with Phi the standard normal CDF."""
 
     def hybrid_forward(self, F, x):
-        # MXNet 1.9.1's LeakyReLU(act_type='gelu') is this exact erf form; ferrograd's op uses the
-        # tanh approximation (off by up to ~4e-4), so the layer composes the exact formula.
-        return 0.5 * x * (1.0 + F.erf(x * (1.0 / math.sqrt(2.0))))
+        return F.LeakyReLU(x, act_type="gelu", name="fwd")
 
 
 class Swish(HybridBlock):

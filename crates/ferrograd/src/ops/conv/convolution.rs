@@ -1,9 +1,9 @@
 //! `Convolution` (1-D/2-D/3-D, grouped, dilated), its fused backward `_backward_Convolution`,
 //! and `Deconvolution` (the transposed convolution).
 //!
-//! Forward is im2col + GEMM per image, parallel over chunks of the batch. The backward computes
-//! the data gradient (GEMM + col2im), the weight gradient (im2col + GEMM) and the bias gradient
-//! (a sum) in one pass over the batch. Every rule is written with these same ops, so gradients of
+//! Forward is im2col + GEMM with the columns of several images side by side (see
+//! `ferrograd_kernels::conv`). The backward computes the data gradient (GEMM + col2im), the
+//! weight gradient (im2col + GEMM, accumulated over the batch) and the bias gradient (a sum). Every rule is written with these same ops, so gradients of
 //! any order exist: `_backward_Convolution` is linear in the head gradient and bilinear in
 //! (data, head) and (weight, head), so its own rule is two convolutions and one more
 //! `_backward_Convolution`.

@@ -1,0 +1,446 @@
+//! Convolution as im2col + GEMM, batched across images.
+//!
+//! The columns of several images are laid side by side, so every GEMM's free dimension is
+//! `images × out_plane` rather than one image's plane: deep layers with tiny planes (4×4, 7×7)
+//! would otherwise run GEMMs with 16 or 49 columns (or, for the weight gradient, an inner
+//! dimension of 16) at a fraction of the machine's speed. The weight gradient accumulates into the
+//! caller's buffer batch after batch, with no per-image partials. How many images share a batch
+//! depends only on the problem (a column-buffer budget), and the GEMMs' own parallelism keeps the
+//! summation order fixed, so results are bitwise identical for any thread count.
+
+use super::Geom;
+use crate::element::Element;
+use crate::matmul::{gemm, GemmElement};
+use crate::par::{self, Cost};
+
+/// GEMM columns (images × output positions) a batch aims for: below a few hundred the GEMMs run
+/// well under the machine's speed; above, one image per batch and parallel batches do as well.
+const TARGET_COLS: usize = 512;
+/// Elements of im2col columns one batch may use (at least one image): 8 MB of f32.
+const COL_BUDGET: usize = 1 << 21;
+/// Elements of weight-gradient partials that parallel batches may hold at once.
+const PARTIAL_BUDGET: usize = 1 << 22;
+
+/// Output positions `o` in `[lo, hi)` with `0 <= o*s + off < n_in`.
+#[inline]
+fn valid_range(n_out: usize, s: usize, off: isize, n_in: usize) -> (usize, usize) {
+    let s = s as isize;
+    let lo = if off >= 0 { 0 } else { ((-off) + s - 1) / s };
+    let lim = n_in as isize - off;
+    let hi = if lim <= 0 { 0 } else { (lim + s - 1) / s };
+    let hi = (hi as usize).min(n_out);
+    ((lo as usize).min(hi), hi)
+}
+
+/// Calls `f(row, kd, kh, kw)` for each kernel offset of one channel, in im2col row order.
+#[inline]
+fn for_kernel_rows(g: &Geom, mut f: impl FnMut(usize, usize, usize, usize)) {
+    let mut row = 0;
+    for kd in 0..g.k[0] {
+        for kh in 0..g.k[1] {
+            for kw in 0..g.k[2] {
+                f(row, kd, kh, kw);
+                row += 1;
+            }
+        }
+    }
+}
+
+/// im2col of one channel plane `xc`: row `r` (kernel offset `kd, kh, kw`) of `out_plane` values
+/// lands at `cols[r*ld..]`; `cols[(kd,kh,kw), (od,oh,ow)] = xc[od*s+kd*d-p, ...]`, zero outside.
+fn im2col_channel<T: Element>(xc: &[T], g: &Geom, cols: &mut [T], ld: usize) {
+    let [id, ih, iw] = g.inp;
+    let [od, oh, ow] = g.out;
+    for_kernel_rows(g, |row, kd, kh, kw| {
+        let dst = &mut cols[row * ld..row * ld + g.out_plane()];
+        let off_w = (kw * g.d[2]) as isize - g.p[2] as isize;
+        let (lo, hi) = valid_range(ow, g.s[2], off_w, iw);
+        for zo in 0..od {
+            let z = (zo * g.s[0] + kd * g.d[0]) as isize - g.p[0] as isize;
+            for yo in 0..oh {
+                let seg = &mut dst[(zo * oh + yo) * ow..(zo * oh + yo + 1) * ow];
+                let y = (yo * g.s[1] + kh * g.d[1]) as isize - g.p[1] as isize;
+                if z < 0 || z >= id as isize || y < 0 || y >= ih as isize || lo >= hi {
+                    seg.fill(T::zero());
+                    continue;
+                }
+                let src = &xc[(z as usize * ih + y as usize) * iw..][..iw];
+                seg[..lo].fill(T::zero());
+                seg[hi..].fill(T::zero());
+                if g.s[2] == 1 {
+                    let start = (lo as isize + off_w) as usize;
+                    seg[lo..hi].copy_from_slice(&src[start..start + (hi - lo)]);
+                } else {
+                    for (o, v) in seg[lo..hi].iter_mut().enumerate() {
+                        *v = src[(((lo + o) * g.s[2]) as isize + off_w) as usize];
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// The adjoint of [`im2col_channel`]: `xc[...] += cols[(k), o]` over every window position.
+fn col2im_channel<T: Element + std::ops::AddAssign>(cols: &[T], g: &Geom, ld: usize, xc: &mut [T]) {
+    let [id, ih, iw] = g.inp;
+    let [od, oh, ow] = g.out;
+    for_kernel_rows(g, |row, kd, kh, kw| {
+        let src_row = &cols[row * ld..row * ld + g.out_plane()];
+        let off_w = (kw * g.d[2]) as isize - g.p[2] as isize;
+        let (lo, hi) = valid_range(ow, g.s[2], off_w, iw);
+        if lo >= hi {
+            return;
+        }
+        for zo in 0..od {
+            let z = (zo * g.s[0] + kd * g.d[0]) as isize - g.p[0] as isize;
+            if z < 0 || z >= id as isize {
+                continue;
+            }
+            for yo in 0..oh {
+                let y = (yo * g.s[1] + kh * g.d[1]) as isize - g.p[1] as isize;
+                if y < 0 || y >= ih as isize {
+                    continue;
+                }
+                let seg = &src_row[(zo * oh + yo) * ow..(zo * oh + yo + 1) * ow];
+                let dst = &mut xc[(z as usize * ih + y as usize) * iw..][..iw];
+                if g.s[2] == 1 {
+                    let start = (lo as isize + off_w) as usize;
+                    for (d, &v) in dst[start..start + (hi - lo)].iter_mut().zip(&seg[lo..hi]) {
+                        *d += v;
+                    }
+                } else {
+                    for (o, &v) in seg[lo..hi].iter().enumerate() {
+                        dst[(((lo + o) * g.s[2]) as isize + off_w) as usize] += v;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Shape of a grouped convolution: `f` filters, `groups` groups, geometry `g` (g.c = all input
+/// channels). Weight is `(f, g.c/groups, k...)`, contiguous.
+#[derive(Clone, Copy, Debug)]
+pub struct ConvShape {
+    pub n: usize,
+    pub f: usize,
+    pub groups: usize,
+    pub g: Geom,
+}
+
+impl ConvShape {
+    /// im2col rows of all channels.
+    fn rows(&self) -> usize {
+        self.g.c * self.g.ksize()
+    }
+    /// im2col rows (= weight columns) of one group.
+    fn cg_k(&self) -> usize {
+        self.g.c / self.groups * self.g.ksize()
+    }
+    fn fg(&self) -> usize {
+        self.f / self.groups
+    }
+    fn image_in(&self) -> usize {
+        self.g.c * self.g.in_plane()
+    }
+    fn image_out(&self) -> usize {
+        self.f * self.g.out_plane()
+    }
+    /// Images per batched GEMM: enough for [`TARGET_COLS`] columns, within [`COL_BUDGET`];
+    /// fixed by the problem size only.
+    fn batch_images(&self) -> usize {
+        let p = self.g.out_plane().max(1);
+        TARGET_COLS.div_ceil(p).min(COL_BUDGET / (self.rows() * p).max(1)).clamp(1, self.n.max(1))
+    }
+    /// Whether batches run in parallel (each GEMM on one thread) rather than one after another
+    /// (each GEMM parallel inside): only with enough batches to share out evenly and with small
+    /// weight-gradient partials. Either way gives the same bits.
+    fn parallel_batches(&self) -> bool {
+        let n_batches = self.n.div_ceil(self.batch_images());
+        n_batches >= 4 && (n_batches - 1) * self.f * self.cg_k() <= PARTIAL_BUDGET
+    }
+    /// Runs `f` on every batch item, in parallel when [`Self::parallel_batches`].
+    fn run_batches<I: Send>(&self, items: &mut [I], f: impl Fn(&mut I) + Sync + Send) {
+        if self.parallel_batches() {
+            let work = self.f * self.cg_k() * self.g.out_plane() * self.batch_images();
+            par::for_each_chunk_weighted(items, work, Cost::Heavy, |_, part| part.iter_mut().for_each(&f));
+        } else {
+            items.iter_mut().for_each(f);
+        }
+    }
+}
+
+/// Fills `cols` (all rows × `images·p`) with the columns of `images` consecutive images of `x`,
+/// image `j` at column offset `j·p`; parallel over channels.
+fn fill_cols<T: Element>(s: &ConvShape, x: &[T], images: usize, cols: &mut [T]) {
+    let (p, k, plane, xin) = (s.g.out_plane(), s.g.ksize(), s.g.in_plane(), s.image_in());
+    let ld = images * p;
+    let mut blocks: Vec<(usize, &mut [T])> = cols.chunks_mut((k * ld).max(1)).enumerate().collect();
+    par::for_each_chunk_weighted(&mut blocks, k * ld, Cost::Light, |_, part| {
+        for (c, block) in part.iter_mut() {
+            for j in 0..images {
+                let xc = &x[j * xin + *c * plane..][..plane];
+                im2col_channel(xc, &s.g, &mut block[j * p..], ld);
+            }
+        }
+    });
+}
+
+/// `dx` images (overwritten) from batched columns `dcols` (all rows × `images·p`): col2im per
+/// image, parallel over images.
+fn scatter_cols<T: Element + std::ops::AddAssign>(s: &ConvShape, dcols: &[T], images: usize, dx: &mut [T]) {
+    let (p, k, plane, xin) = (s.g.out_plane(), s.g.ksize(), s.g.in_plane(), s.image_in());
+    let ld = images * p;
+    let mut imgs: Vec<(usize, &mut [T])> = dx.chunks_mut(xin.max(1)).enumerate().collect();
+    par::for_each_chunk_weighted(&mut imgs, s.rows() * p, Cost::Light, |_, part| {
+        for (j, xi) in part.iter_mut() {
+            xi.fill(T::zero());
+            for (c, xc) in xi.chunks_mut(plane.max(1)).enumerate() {
+                col2im_channel(&dcols[c * k * ld + *j * p..], &s.g, ld, xc);
+            }
+        }
+    });
+}
+
+/// Runs `f(group, block)` over the per-group blocks of `out`, in parallel across groups when
+/// there are several and their GEMMs are worth it (a single group's GEMM parallelises itself).
+fn for_groups<T: Send>(out: &mut [T], groups: usize, work: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+    let per = (out.len() / groups.max(1)).max(1);
+    let mut blocks: Vec<(usize, &mut [T])> = out.chunks_mut(per).enumerate().collect();
+    par::for_each_chunk_weighted(&mut blocks, work, Cost::Heavy, |_, part| {
+        for (gi, block) in part.iter_mut() {
+            f(*gi, block);
+        }
+    });
+}
+
+/// Gathers one batch's images `(images, f, p)` into the batched layout `(f, images·p)`.
+fn gather_batch<T: Element>(src: &[T], f: usize, p: usize, images: usize, batched: &mut [T]) {
+    let ld = images * p;
+    let mut rows: Vec<(usize, &mut [T])> = batched.chunks_mut(ld.max(1)).enumerate().collect();
+    par::for_each_chunk_weighted(&mut rows, ld, Cost::Light, |_, part| {
+        for (fi, row) in part.iter_mut() {
+            for (j, seg) in row.chunks_mut(p.max(1)).enumerate() {
+                seg.copy_from_slice(&src[(j * f + *fi) * p..][..p]);
+            }
+        }
+    });
+}
+
+/// The inverse of [`gather_batch`]: the batched `(f, images·p)` back into `(images, f, p)`.
+fn scatter_batch<T: Element>(batched: &[T], f: usize, p: usize, images: usize, dst: &mut [T]) {
+    let ld = images * p;
+    let mut imgs: Vec<(usize, &mut [T])> = dst.chunks_mut((f * p).max(1)).enumerate().collect();
+    par::for_each_chunk_weighted(&mut imgs, f * p, Cost::Light, |_, part| {
+        for (j, img) in part.iter_mut() {
+            for (fi, seg) in img.chunks_mut(p.max(1)).enumerate() {
+                seg.copy_from_slice(&batched[fi * ld + *j * p..][..p]);
+            }
+        }
+    });
+}
+
+/// Forward convolution: `y (n, f, out...) = conv(x (n, c, in...), w) (+ bias)`.
+pub fn conv_forward<T: GemmElement + std::ops::AddAssign>(
+    s: &ConvShape,
+    x: &[T],
+    w: &[T],
+    bias: Option<&[T]>,
+    y: &mut [T],
+) {
+    let (xin, yout, bi) = (s.image_in(), s.image_out(), s.batch_images());
+    if s.n == 0 || yout == 0 {
+        return;
+    }
+    let mut batches: Vec<(usize, &mut [T])> = y.chunks_mut(bi * yout).enumerate().collect();
+    s.run_batches(&mut batches, |(b, ys)| {
+        let images = ys.len() / yout;
+        forward_batch(s, &x[*b * bi * xin..][..images * xin], w, bias, ys, images)
+    });
+}
+
+/// One batch of [`conv_forward`]: `images` consecutive images `xs` → `ys`.
+fn forward_batch<T: GemmElement + std::ops::AddAssign>(
+    s: &ConvShape,
+    xs: &[T],
+    w: &[T],
+    bias: Option<&[T]>,
+    ys: &mut [T],
+    images: usize,
+) {
+    let (p, ck, fg) = (s.g.out_plane(), s.cg_k(), s.fg());
+    let ld = images * p;
+    let mut cols = Vec::new();
+    let cols_ref: &[T] = if s.g.trivial() && images == 1 {
+        xs
+    } else {
+        cols.resize(s.rows() * ld, T::zero());
+        fill_cols(s, xs, images, &mut cols);
+        &cols
+    };
+    // One image's output already has the batched layout: the GEMM writes it in place.
+    let mut ybuf = Vec::new();
+    let target: &mut [T] = if images == 1 {
+        &mut *ys
+    } else {
+        ybuf.resize(s.f * ld, T::zero());
+        &mut ybuf
+    };
+    for_groups(target, s.groups, fg * ck * ld, |gi, out| {
+        gemm(fg, ld, ck, w, (gi * fg * ck, ck as isize, 1), cols_ref, (gi * ck * ld, ld as isize, 1), out, false)
+    });
+    if images > 1 {
+        scatter_batch(&ybuf, s.f, p, images, ys);
+    }
+    if let Some(b) = bias {
+        for (i, row) in ys.chunks_mut(p).enumerate() {
+            let bv = b[i % s.f];
+            row.iter_mut().for_each(|v| *v += bv);
+        }
+    }
+}
+
+/// One batch's share of a backward pass: its index, its data-gradient images, its weight-gradient
+/// partial (the first batch writes the caller's `dw` directly).
+type BackwardBatch<'a, T> = (usize, Option<&'a mut [T]>, Option<&'a mut [T]>);
+
+/// Backward of [`conv_forward`]: `dx` (overwritten) from `dy` and `w`; `dw` and `db`
+/// (overwritten) from `dy` and `x` (`dw` is zero when `x` is not given).
+///
+/// The weight gradient is the sum of one partial per batch, added in batch order whether the
+/// batches ran in parallel or one after another.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_backward<T: GemmElement + std::ops::AddAssign>(
+    s: &ConvShape,
+    dy: &[T],
+    x: Option<&[T]>,
+    w: &[T],
+    dx: Option<&mut [T]>,
+    dw: Option<&mut [T]>,
+    db: Option<&mut [T]>,
+) {
+    let (xin, yout, bi) = (s.image_in(), s.image_out(), s.batch_images());
+    if let Some(db) = db {
+        bias_grad(s, dy, db);
+    }
+    let x = if dw.is_some() { x } else { None };
+    let dw = match (dw, x) {
+        (Some(d), None) => {
+            d.fill(T::zero());
+            None
+        }
+        (d, _) => d,
+    };
+    if s.n == 0 || yout == 0 || xin == 0 {
+        for d in [dx, dw].into_iter().flatten() {
+            d.fill(T::zero());
+        }
+        return;
+    }
+    let n_batches = s.n.div_ceil(bi);
+    let wlen = s.f * s.cg_k();
+    let mut dx_parts: Vec<Option<&mut [T]>> = match dx {
+        Some(d) => d.chunks_mut(bi * xin).map(Some).collect(),
+        None => (0..n_batches).map(|_| None).collect(),
+    };
+    dx_parts.resize_with(n_batches, || None);
+    let parallel = s.parallel_batches();
+    // Partials of batches 1.. : all at once when the batches run in parallel, else one reused.
+    let mut extra = vec![T::zero(); if dw.is_some() { wlen * if parallel { n_batches - 1 } else { 1 } } else { 0 }];
+    if parallel || n_batches == 1 {
+        let mut partials: Vec<Option<&mut [T]>> = match dw {
+            Some(d) => std::iter::once(d).chain(extra.chunks_mut(wlen.max(1))).map(Some).collect(),
+            None => (0..n_batches).map(|_| None).collect(),
+        };
+        partials.resize_with(n_batches, || None);
+        let mut batches: Vec<BackwardBatch<'_, T>> =
+            dx_parts.into_iter().zip(partials).enumerate().map(|(b, (d, p))| (b, d, p)).collect();
+        s.run_batches(&mut batches, |(b, dxs, dws)| {
+            backward_batch(s, dy, x, w, *b, dxs.as_deref_mut(), dws.as_deref_mut())
+        });
+        let mut parts = batches.into_iter().map(|(_, _, p)| p);
+        if let Some(Some(dw)) = parts.next() {
+            for p in parts.flatten() {
+                dw.iter_mut().zip(p.iter()).for_each(|(d, &v)| *d += v);
+            }
+        }
+    } else {
+        let mut dw = dw;
+        for (b, dxs) in dx_parts.into_iter().enumerate() {
+            let part = if b == 0 { dw.as_deref_mut() } else { dw.as_ref().map(|_| &mut extra[..]) };
+            backward_batch(s, dy, x, w, b, dxs, part);
+            if let (Some(dw), true) = (dw.as_deref_mut(), b > 0) {
+                dw.iter_mut().zip(&extra).for_each(|(d, &v)| *d += v);
+            }
+        }
+    }
+}
+
+/// One batch of [`conv_backward`]: its data gradient `dxs` (overwritten) and its weight-gradient
+/// partial `dws` (overwritten).
+fn backward_batch<T: GemmElement + std::ops::AddAssign>(
+    s: &ConvShape,
+    dy: &[T],
+    x: Option<&[T]>,
+    w: &[T],
+    b: usize,
+    dxs: Option<&mut [T]>,
+    dws: Option<&mut [T]>,
+) {
+    let (xin, yout, p, ck, fg) = (s.image_in(), s.image_out(), s.g.out_plane(), s.cg_k(), s.fg());
+    let start = b * s.batch_images();
+    let images = s.batch_images().min(s.n - start);
+    let ld = images * p;
+    let dys = &dy[start * yout..(start + images) * yout];
+    let mut dybuf = Vec::new();
+    let dyb: &[T] = if images == 1 {
+        dys
+    } else {
+        dybuf.resize(s.f * ld, T::zero());
+        gather_batch(dys, s.f, p, images, &mut dybuf);
+        &dybuf
+    };
+    if let Some(dxs) = dxs {
+        // dcols = Wᵀ·dy per group, then scattered into dx (a 1x1 kernel's single image is dx).
+        let direct = s.g.trivial() && images == 1;
+        let mut dcols = Vec::new();
+        let target: &mut [T] = if direct {
+            &mut *dxs
+        } else {
+            dcols.resize(s.rows() * ld, T::zero());
+            &mut dcols
+        };
+        for_groups(target, s.groups, fg * ck * ld, |gi, out| {
+            gemm(ck, ld, fg, w, (gi * fg * ck, 1, ck as isize), dyb, (gi * fg * ld, ld as isize, 1), out, false)
+        });
+        if !direct {
+            scatter_cols(s, &dcols, images, dxs);
+        }
+    }
+    if let (Some(dws), Some(x)) = (dws, x) {
+        let xs = &x[start * xin..(start + images) * xin];
+        let mut cols = Vec::new();
+        let cols_ref: &[T] = if s.g.trivial() && images == 1 {
+            xs
+        } else {
+            cols.resize(s.rows() * ld, T::zero());
+            fill_cols(s, xs, images, &mut cols);
+            &cols
+        };
+        // dW = dy·colsᵀ per group, over every position of every image in the batch.
+        for_groups(dws, s.groups, fg * ck * ld, |gi, out| {
+            gemm(fg, ck, ld, dyb, (gi * fg * ld, ld as isize, 1), cols_ref, (gi * ck * ld, 1, ld as isize), out, false)
+        });
+    }
+}
+
+/// `db[f] = Σ dy[:, f, ...]`, accumulated in f64 per filter in image order.
+fn bias_grad<T: Element>(s: &ConvShape, dy: &[T], db: &mut [T]) {
+    let (p, yout) = (s.g.out_plane(), s.image_out());
+    let sums = par::map_tasks(s.f, dy.len(), Cost::Read, |f| {
+        (0..s.n).map(|i| dy[i * yout + f * p..][..p].iter().map(|v| v.to_f64()).sum::<f64>()).sum::<f64>()
+    });
+    for (d, v) in db.iter_mut().zip(sums) {
+        *d = T::from_f64(v);
+    }
+}

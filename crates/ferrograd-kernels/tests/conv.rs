@@ -1,0 +1,165 @@
+//! Convolution forward and backward against a direct six-loop reference in f64, on shapes that
+//! exercise batching across images (several batches, a partial last batch), groups, depthwise,
+//! strides, dilation, padding, 1x1 kernels and 1-D/3-D problems; plus bitwise determinism across
+//! thread counts.
+
+mod common;
+
+use common::{in_pool, Rng};
+use ferrograd_kernels::conv::{conv_backward, conv_forward, ConvShape, Geom};
+
+/// A convolution problem in NCDHW form.
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    n: usize,
+    c: usize,
+    f: usize,
+    groups: usize,
+    inp: [usize; 3],
+    k: [usize; 3],
+    s: [usize; 3],
+    p: [usize; 3],
+    d: [usize; 3],
+}
+
+impl Case {
+    fn shape(&self) -> ConvShape {
+        let out = [0, 1, 2].map(|i| (self.inp[i] + 2 * self.p[i] - self.d[i] * (self.k[i] - 1) - 1) / self.s[i] + 1);
+        let g = Geom { c: self.c, inp: self.inp, out, k: self.k, s: self.s, p: self.p, d: self.d };
+        ConvShape { n: self.n, f: self.f, groups: self.groups, g }
+    }
+}
+
+/// Calls `f(x_index, w_index, y_index)` for every multiply-add of the convolution.
+fn for_each_tap(s: &ConvShape, mut f: impl FnMut(usize, usize, usize)) {
+    let g = &s.g;
+    let (cg, fg) = (g.c / s.groups, s.f / s.groups);
+    for n in 0..s.n {
+        for fo in 0..s.f {
+            let grp = fo / fg;
+            for ci in 0..cg {
+                let c = grp * cg + ci;
+                for o in 0..g.out_plane() {
+                    let oz = o / (g.out[1] * g.out[2]);
+                    let oy = o / g.out[2] % g.out[1];
+                    let ox = o % g.out[2];
+                    for kz in 0..g.k[0] {
+                        for ky in 0..g.k[1] {
+                            for kx in 0..g.k[2] {
+                                let pos = [(oz, kz, 0), (oy, ky, 1), (ox, kx, 2)]
+                                    .map(|(o, k, a)| (o * g.s[a] + k * g.d[a]) as isize - g.p[a] as isize);
+                                if (0..3).any(|a| pos[a] < 0 || pos[a] >= g.inp[a] as isize) {
+                                    continue;
+                                }
+                                let xi = ((n * g.c + c) * g.inp[0] + pos[0] as usize) * g.inp[1] * g.inp[2]
+                                    + pos[1] as usize * g.inp[2]
+                                    + pos[2] as usize;
+                                let wi = ((fo * cg + ci) * g.k[0] + kz) * g.k[1] * g.k[2] + ky * g.k[2] + kx;
+                                let yi = (n * s.f + fo) * g.out_plane() + o;
+                                f(xi, wi, yi);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn max_rel(a: &[f32], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let scale = b.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+    a.iter().zip(b).map(|(&x, &y)| (x as f64 - y).abs()).fold(0.0, f64::max) / scale
+}
+
+fn check(case: Case, seed: u64) {
+    let s = case.shape();
+    let mut rng = Rng::new(seed);
+    let xlen = s.n * s.g.c * s.g.in_plane();
+    let wlen = s.f * s.g.c / s.groups * s.g.ksize();
+    let ylen = s.n * s.f * s.g.out_plane();
+    let (x, w, b, dy) = (
+        rng.vec_f32(xlen, -1.0, 1.0),
+        rng.vec_f32(wlen, -1.0, 1.0),
+        rng.vec_f32(s.f, -1.0, 1.0),
+        rng.vec_f32(ylen, -1.0, 1.0),
+    );
+
+    let (mut y_ref, mut dx_ref, mut dw_ref) = (vec![0f64; ylen], vec![0f64; xlen], vec![0f64; wlen]);
+    for (i, v) in y_ref.iter_mut().enumerate() {
+        *v = b[i / s.g.out_plane() % s.f] as f64;
+    }
+    for_each_tap(&s, |xi, wi, yi| {
+        y_ref[yi] += x[xi] as f64 * w[wi] as f64;
+        dx_ref[xi] += dy[yi] as f64 * w[wi] as f64;
+        dw_ref[wi] += dy[yi] as f64 * x[xi] as f64;
+    });
+    let db_ref: Vec<f64> = (0..s.f)
+        .map(|f| dy.iter().enumerate().filter(|(i, _)| i / s.g.out_plane() % s.f == f).map(|(_, &v)| v as f64).sum())
+        .collect();
+
+    let run = || {
+        let mut y = vec![f32::NAN; ylen];
+        conv_forward(&s, &x, &w, Some(&b), &mut y);
+        let (mut dx, mut dw, mut db) = (vec![f32::NAN; xlen], vec![f32::NAN; wlen], vec![f32::NAN; s.f]);
+        conv_backward(&s, &dy, Some(&x), &w, Some(&mut dx), Some(&mut dw), Some(&mut db));
+        (y, dx, dw, db)
+    };
+    let (y, dx, dw, db) = in_pool(2, run);
+    let tol = 1e-5;
+    assert!(max_rel(&y, &y_ref) < tol, "{case:?}: forward off by {}", max_rel(&y, &y_ref));
+    assert!(max_rel(&dx, &dx_ref) < tol, "{case:?}: data gradient off by {}", max_rel(&dx, &dx_ref));
+    assert!(max_rel(&dw, &dw_ref) < tol, "{case:?}: weight gradient off by {}", max_rel(&dw, &dw_ref));
+    assert!(max_rel(&db, &db_ref) < tol, "{case:?}: bias gradient off by {}", max_rel(&db, &db_ref));
+
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let (y1, dx1, dw1, db1) = in_pool(1, run);
+    assert!(bits(&y) == bits(&y1) && bits(&dx) == bits(&dx1), "{case:?}: thread count changed a result");
+    assert!(bits(&dw) == bits(&dw1) && bits(&db) == bits(&db1), "{case:?}: thread count changed a gradient");
+}
+
+const ONE: [usize; 3] = [1, 1, 1];
+const ZERO: [usize; 3] = [0, 0, 0];
+
+#[test]
+fn conv_3x3_matches_reference_within_one_batch_and_across_batches() {
+    let base = Case { n: 3, c: 4, f: 6, groups: 1, inp: [1, 7, 6], k: [1, 3, 3], s: ONE, p: [0, 1, 1], d: ONE };
+    check(base, 1);
+    // 1024 positions per image: one image per batch, 30 batches run in parallel.
+    check(Case { n: 30, c: 16, f: 4, inp: [1, 32, 32], ..base }, 2);
+    // 256 positions: two images per batch, three batches (the last partial) one after another.
+    check(Case { n: 5, c: 3, f: 4, inp: [1, 16, 16], ..base }, 11);
+}
+
+#[test]
+fn conv_strides_dilation_groups_and_depthwise_match_reference() {
+    let base =
+        Case { n: 2, c: 4, f: 6, groups: 2, inp: [1, 9, 8], k: [1, 3, 2], s: [1, 2, 3], p: [0, 2, 1], d: [1, 2, 1] };
+    check(base, 3);
+    check(Case { f: 4, groups: 4, s: ONE, d: ONE, ..base }, 4);
+    check(Case { n: 1, ..base }, 5);
+}
+
+#[test]
+fn conv_1x1_matches_reference_for_one_and_many_images() {
+    let base = Case { n: 1, c: 5, f: 3, groups: 1, inp: [1, 4, 5], k: ONE, s: ONE, p: ZERO, d: ONE };
+    check(base, 6);
+    check(Case { n: 4, ..base }, 7);
+    check(Case { n: 4, s: [1, 2, 2], ..base }, 8);
+}
+
+#[test]
+fn conv_1d_and_3d_match_reference() {
+    check(Case { n: 3, c: 2, f: 3, groups: 1, inp: [1, 1, 11], k: [1, 1, 4], s: [1, 1, 2], p: [0, 0, 1], d: ONE }, 9);
+    check(Case { n: 2, c: 2, f: 2, groups: 1, inp: [4, 5, 3], k: [2, 3, 2], s: ONE, p: [1, 0, 1], d: ONE }, 10);
+}
+
+#[test]
+fn conv_backward_without_input_gives_zero_weight_gradient() {
+    let s = Case { n: 2, c: 2, f: 2, groups: 1, inp: [1, 3, 3], k: [1, 2, 2], s: ONE, p: ZERO, d: ONE }.shape();
+    let dy = vec![1f32; 2 * 2 * 4];
+    let w = vec![1f32; 2 * 2 * 4];
+    let mut dw = vec![f32::NAN; 16];
+    conv_backward(&s, &dy, None, &w, None, Some(&mut dw), None);
+    assert!(dw.iter().all(|&v| v == 0.0));
+}
