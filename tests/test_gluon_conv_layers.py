@@ -101,12 +101,12 @@ def test_reflection_pad():
 
 
 def test_bad_layouts_and_arguments():
-    with pytest.raises(mx.MXNetError, match="layout 'NHWC' is not supported"):
-        nn.Conv2D(2, 3, layout="NHWC")
+    with pytest.raises(mx.MXNetError, match="layout 'NCWH' is not supported"):
+        nn.Conv2D(2, 3, layout="NCWH")
     with pytest.raises(mx.MXNetError, match="kernel_size"):
         nn.Conv2D(2, (3, 3, 3))
     with pytest.raises(mx.MXNetError, match="layout"):
-        nn.MaxPool2D(layout="NHWC")
+        nn.MaxPool2D(layout="HWCN")
     with pytest.raises(TypeError, match="unexpected arguments"):
         nn.Conv2D(2, 3, bogus=1)
     with pytest.raises(mx.MXNetError, match="padding"):

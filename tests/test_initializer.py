@@ -173,3 +173,14 @@ def test_initializers_compare_by_kind_and_arguments():
     assert mx.init.Constant(-10.0) != mx.init.Constant(1.0)
     assert mx.init.Xavier() != mx.init.Uniform()
     assert len({mx.init.Normal(0.1), mx.init.Normal(0.1)}) == 1
+
+
+def test_constant_with_an_array_dumps_its_values_as_lists():
+    init = mx.init.Constant(mx.nd.array([[1.0, 2.0]]))
+    assert init._kwargs == {"value": [[1.0, 2.0]]}
+    assert init.dumps() == '["constant", {"value": [[1.0, 2.0]]}]'
+    assert mx.init.Constant(np.ones(2)).dumps() == '["constant", {"value": [1.0, 1.0]}]'
+    assert mx.init.Constant(1).dumps() == '["constant", {"value": 1}]'
+    arr = mx.nd.zeros((2, 2))
+    mx.init.create(init.dumps())(mx.init.InitDesc("w_weight"), arr)
+    np.testing.assert_array_equal(arr.asnumpy(), [[1, 2], [1, 2]])

@@ -518,6 +518,92 @@ def executor_mlp_step(b: Bench) -> dict:
     return out
 
 
+def _resnet18_gluon(mx):
+    """A ResNet-18-style Gluon model (basic blocks, 64-128-256-512 channels, 10 classes)."""
+    nn = mx.gluon.nn
+
+    class Basic(mx.gluon.HybridBlock):
+        def __init__(self, channels, stride, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.body = nn.HybridSequential()
+                self.body.add(nn.Conv2D(channels, 3, stride, 1, use_bias=False), nn.BatchNorm(),
+                              nn.Activation("relu"), nn.Conv2D(channels, 3, 1, 1, use_bias=False),
+                              nn.BatchNorm())
+                self.down = None
+                if stride != 1:
+                    self.down = nn.HybridSequential()
+                    self.down.add(nn.Conv2D(channels, 1, stride, use_bias=False), nn.BatchNorm())
+
+        def hybrid_forward(self, F, x):
+            skip = x if self.down is None else self.down(x)
+            return F.Activation(self.body(x) + skip, act_type="relu")
+
+    net = nn.HybridSequential()
+    with net.name_scope():
+        net.add(nn.Conv2D(64, 7, 2, 3, use_bias=False), nn.BatchNorm(), nn.Activation("relu"),
+                nn.MaxPool2D(3, 2, 1))
+        for i, channels in enumerate((64, 128, 256, 512)):
+            net.add(Basic(channels, 1 if i == 0 else 2), Basic(channels, 1))
+        net.add(nn.GlobalAvgPool2D(), nn.Dense(10))
+    return net
+
+
+def gluon_resnet_hybrid(b: Bench) -> dict:
+    """Hybridized ResNet-18-style Gluon model, forward + backward under ``record()`` (batch 8,
+    3x112x112), against the same traced graph bound once on an Executor ("base")."""
+    mx = b.mx
+    net = _resnet18_gluon(mx)
+    net.initialize(mx.init.Xavier())
+    net.hybridize(static_alloc=True, static_shape=True)
+    x = mx.nd.array(_rng_f32(b, 8 * 3 * 112 * 112).reshape(8, 3, 112, 112))
+    net(x)
+    graph = net._cached_graph.symbol
+    params = {p.name: p for p in net.collect_params().values()}
+    req = {n: "null" if n == "data" else params[n].grad_req for n in graph.list_arguments()}
+    exe = graph.simple_bind(mx.cpu(), grad_req=req, data=x.shape)
+    for name, arr in list(exe.arg_dict.items()) + list(exe.aux_dict.items()):
+        arr[:] = x if name == "data" else params[name].data()
+    head = mx.nd.ones((8, 10))
+    out = b.measure({"ferrograd": lambda: case(
+        "with ag.record():\n    y = net(x)\ny.backward()", ag=mx.autograd, net=net, x=x)})
+    base = b.measure({"ferrograd": lambda: case(
+        "exe.forward(is_train=True)\nexe.backward(head)", exe=exe, head=head)})
+    out["base"] = base["ferrograd"]
+    return out
+
+
+def gluon_mlp_imperative(b: Bench) -> dict:
+    """Imperative Gluon MLP 784-512-512-10 (batch 128) step, forward + backward under
+    ``record()``, against the same model written with raw ``nd`` ops ("base")."""
+    mx, np_ = b.mx, b.np
+    nn = mx.gluon.nn
+    net = nn.Sequential()
+    net.add(nn.Dense(512, activation="relu", in_units=784),
+            nn.Dense(512, activation="relu", in_units=512), nn.Dense(10, in_units=512))
+    net.initialize(mx.init.Xavier())
+    rng = np_.random.default_rng(0)
+    x = mx.nd.array(rng.standard_normal((128, 784)).astype("float32"))
+    label = mx.nd.array(rng.integers(0, 10, 128))
+    raw = {f"{k}{i}": p.data().copy() for i, layer in enumerate(net)
+           for k, p in (("w", layer.weight), ("b", layer.bias))}
+    for v in raw.values():
+        v.attach_grad()
+    gluon_stmt = ("with ag.record():\n    o = net(x)\n"
+                  "    loss = m.pick(m.log_softmax(o), label).sum()\nloss.backward()")
+    raw_stmt = ("with ag.record():\n"
+                "    h = m.relu(m.FullyConnected(x, w0, b0, num_hidden=512))\n"
+                "    h = m.relu(m.FullyConnected(h, w1, b1, num_hidden=512))\n"
+                "    o = m.FullyConnected(h, w2, b2, num_hidden=10)\n"
+                "    loss = m.pick(m.log_softmax(o), label).sum()\nloss.backward()")
+    out = b.measure({"ferrograd": lambda: case(gluon_stmt, ag=mx.autograd, net=net, x=x,
+                                                label=label, m=mx.nd)})
+    base = b.measure({"ferrograd": lambda: case(raw_stmt, ag=mx.autograd, x=x, label=label,
+                                                 m=mx.nd, **raw)})
+    out["base"] = base["ferrograd"]
+    return out
+
+
 def executor_chain(b: Bench) -> dict:
     """200 elementwise ops on 16 elements, bound once; forward + backward per call."""
     mx = b.mx
@@ -606,6 +692,10 @@ WORKLOADS = [
              Target("max_time", 200 * 1.5e-6)),
     Workload("check_numeric_gradient tanh(dot) 256 f64", "executor", numeric_gradient_check,
              Target("vs_torch", 10.0)),
+    Workload("Gluon ResNet-18 hybridized fwd+bwd, batch 8x3x112x112 (vs bound Executor)",
+             "gluon", gluon_resnet_hybrid, Target("max_overhead", 1.05)),
+    Workload("Gluon MLP 784-512-512-10 imperative step, batch 128 (vs raw nd ops)", "gluon",
+             gluon_mlp_imperative, Target("max_overhead", 1.1)),
 ]
 
 

@@ -429,6 +429,10 @@ def _ag_is_training() -> bool:
     """Whether recording is in training mode."""
 
 
+def _ag_in_graph(x: NDArray) -> bool:
+    """Whether ``x`` takes part in autograd (a marked variable or a recorded result)."""
+
+
 def _ag_mark_variable(var: NDArray, grad: NDArray, req: str) -> None:
     """Makes ``var`` a leaf whose gradient goes into ``grad`` (``req``: write, add or null)."""
 

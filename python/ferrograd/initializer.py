@@ -199,7 +199,13 @@ class Constant(Initializer):
     """Fills with ``value`` (a scalar, or an array broadcast to the parameter's shape)."""
 
     def __init__(self, value):
-        super().__init__(value=value)
+        # The recorded kwargs are what dumps() writes, so arrays are kept there as lists.
+        listed = value
+        if isinstance(value, nd.NDArray):
+            listed = value.asnumpy().tolist()
+        elif isinstance(value, np.ndarray):
+            listed = value.tolist()
+        super().__init__(value=listed)
         self.value = value
 
     def _init_weight(self, name, arr):
@@ -209,14 +215,6 @@ class Constant(Initializer):
         if isinstance(value, nd.NDArray) and value.shape != arr.shape:
             value = value.broadcast_to(arr.shape)
         _fill(arr, value)
-
-    def dumps(self):
-        val = self.value
-        if isinstance(val, nd.NDArray):
-            val = val.asnumpy().tolist()
-        elif isinstance(val, np.ndarray):
-            val = val.tolist()
-        return json.dumps([self.__class__.__name__.lower(), {"value": val}])
 
 
 @register

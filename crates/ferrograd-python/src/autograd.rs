@@ -37,6 +37,13 @@ fn _ag_is_training() -> bool {
     autograd::is_training()
 }
 
+/// Whether `x` takes part in autograd (a marked variable or a recorded result), i.e. whether a
+/// gradient for it can be used (hybridized blocks skip input gradients nobody reads).
+#[pyfunction]
+fn _ag_in_graph(x: PyRef<'_, PyNDArray>) -> bool {
+    x.inner.entry().is_some()
+}
+
 /// Marks `var` as a fresh leaf whose gradient goes into `grad` (by reference).
 #[pyfunction]
 fn _ag_mark_variable(var: &Bound<'_, PyNDArray>, grad: PyRef<'_, PyNDArray>, req: &str) -> PyResult<()> {
@@ -326,6 +333,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_ag_set_training, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_is_recording, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_is_training, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_in_graph, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_mark_variable, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_grad, m)?)?;

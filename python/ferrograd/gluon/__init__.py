@@ -1,9 +1,12 @@
-"""``mx.gluon``: Parameters, Blocks and the ``nn`` layers (imperative execution for now)."""
+"""``mx.gluon``: Parameters, Blocks (hybridized onto the Executor), SymbolBlock, ``nn`` layers."""
 
-from . import block, data, loss, model_zoo, nn, parameter, utils
+from . import block, contrib, data, loss, model_zoo, nn, parameter, utils
+from ._export import SymbolBlock
 from .block import Block, HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
 
-__all__ = ["block", "nn", "parameter", "data", "loss", "model_zoo", "utils", "Block", "HybridBlock",
-           "Constant",
-           "DeferredInitializationError", "Parameter", "ParameterDict"]
+block.SymbolBlock = SymbolBlock  # MXNet's home of the class
+
+__all__ = ["block", "contrib", "nn", "parameter", "data", "loss", "model_zoo", "utils", "Block",
+           "HybridBlock", "SymbolBlock", "Constant", "DeferredInitializationError", "Parameter",
+           "ParameterDict"]

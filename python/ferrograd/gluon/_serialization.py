@@ -40,6 +40,8 @@ def _prepare(param, data, cast_dtype, dtype_source):
                              f"incompatible expected {shape} vs saved {data.shape}")
         shape = tuple(saved if mine == 0 else mine
                       for mine, saved in zip(shape, data.shape, strict=True))
+    else:  # no shape declared (a SymbolBlock's variables): the file decides
+        shape = tuple(data.shape)
     dtype = param.dtype
     if np.dtype(dtype) != np.dtype(data.dtype):
         if not cast_dtype:
@@ -109,7 +111,7 @@ def save_block(block, filename, deduplicate=False):
         for key, p in params.items():
             first.setdefault(id(p), key)
         params = {key: p for key, p in params.items() if first[id(p)] == key}
-    nd.save(filename, {key: p.list_data()[0] for key, p in params.items()})
+    nd.save(filename, {key: p._reduce() for key, p in params.items()})
 
 
 def load_block(block, filename, ctx, allow_missing, ignore_extra, cast_dtype, dtype_source):
@@ -122,6 +124,10 @@ def load_block(block, filename, ctx, allow_missing, ignore_extra, cast_dtype, dt
         block.collect_params().load(filename, ctx, allow_missing, ignore_extra, block.prefix,
                                     cast_dtype, dtype_source)
         return
+    # A shared Parameter reachable under several paths is saved once by deduplicate=True; the
+    # other paths are not missing when the file holds that Parameter under any of its paths.
+    in_file = {id(params[key]) for key in loaded if key in params}
+    params = {key: p for key, p in params.items() if key in loaded or id(p) not in in_file}
     load_into(params, loaded, filename, ctx, allow_missing, ignore_extra, cast_dtype,
               dtype_source, "the Block")
 
@@ -132,7 +138,7 @@ def save_dict(pdict, filename, strip_prefix=""):
         if not p.name.startswith(strip_prefix):
             raise ValueError(f"Prefix '{strip_prefix}' is to be striped before saving, but "
                              f"Parameter's name '{p.name}' does not start with '{strip_prefix}'.")
-        arrays[p.name[len(strip_prefix):]] = p.list_data()[0]
+        arrays[p.name[len(strip_prefix):]] = p._reduce()
     nd.save(filename, arrays)
 
 

@@ -4,9 +4,8 @@ Names: a block made inside another's ``name_scope()`` gets the parent's prefix p
 ``<classname><n>_`` (counted per parent); a top-level block gets a process-wide ``dense0_`` style
 name from ``mx.name``. The active scope is per thread (``_BlockScope``).
 
-``HybridBlock.hybridize()`` is accepted but execution stays imperative for now: ``hybrid_forward``
-runs with ``F = mx.nd``. Compiling the traced graph onto the Executor is still to come (issue 16).
-The symbolic path (``F = mx.sym``) already works for tracing and is used to infer deferred shapes.
+A ``HybridBlock`` runs ``hybrid_forward`` with ``F = mx.nd`` until ``hybridize()``; then it is
+traced with ``F = mx.sym`` and run on the Executor (``_hybrid``). ``export`` is in ``_export``.
 """
 
 import threading
@@ -18,7 +17,7 @@ from .. import name as _name
 from .. import ndarray as nd
 from .. import symbol as sym
 from ..base import MXNetError
-from . import _serialization
+from . import _hybrid, _serialization
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 
 __all__ = ["Block", "HybridBlock"]
@@ -263,18 +262,28 @@ class Block:
     def forward(self, *args):
         raise NotImplementedError(f"{type(self).__name__} must define forward")
 
+    def summary(self, *inputs):
+        """Print each layer's output shape and parameter counts for a run on ``inputs`` (the
+        block must not be hybridized)."""
+        from ._summary import summarize
+        summarize(self, inputs)
+
 
 class HybridBlock(Block):
     """A block written once as ``hybrid_forward(F, x, *args, **params)`` for ``F`` = nd or sym.
 
     Parameters registered as attributes arrive as keyword arguments named by the attribute.
-    ``hybridize()`` records the flag but execution is still imperative (compiled graphs to come).
+    After ``hybridize()`` the first call traces the graph with ``F = mx.sym`` and later calls run
+    it on a bound Executor (see ``_hybrid``); before, it runs imperatively with ``F = mx.nd``.
     """
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
         self._active = False
         self._flags = {}
+        self._cached_graph = None
+        self._fixed_graph = False  # a SymbolBlock's graph is given, never re-traced
+        self._op_hooks = []
 
     def register_child(self, block, name=None):
         if not isinstance(block, HybridBlock):
@@ -282,34 +291,51 @@ class HybridBlock(Block):
                              f"type {type(block)}. If you are using Sequential, please try "
                              "HybridSequential instead.")
         super().register_child(block, name)
+        self._clear_cached_op()
 
-    def hybridize(self, active=True, **kwargs):
+    def _clear_cached_op(self):
+        if not self._fixed_graph:
+            self._cached_graph = None
+
+    def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
+        """Run later calls on a cached Executor graph. ``static_alloc``/``static_shape`` are
+        accepted (the executor's memory plan is always static per input signature)."""
         self._active = active
-        self._flags = dict(kwargs)
-        super().hybridize(active, **kwargs)
+        self._flags = dict(kwargs, static_alloc=static_alloc, static_shape=static_shape)
+        self._clear_cached_op()
+        if active and (self._forward_hooks or self._forward_pre_hooks):
+            warnings.warn(f'"{self.name}" is being hybridized while still having forward hook/'
+                          "pre-hook. If \"{self.name}\" is a child of HybridBlock, the hooks "
+                          "will not take effect.", stacklevel=2)
+        super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape, **kwargs)
+
+    def cast(self, dtype):
+        self._clear_cached_op()
+        super().cast(dtype)
+
+    def register_op_hook(self, callback, monitor_all=False):
+        """``callback(node_name, op_name, array)`` for every operator output of this block's
+        hybridized graph (inputs too with ``monitor_all``); also registered on the children.
+        Hooks run only while the block is hybridized."""
+        self._op_hooks.append((callback, monitor_all))
+        self._clear_cached_op()
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
+
+    def _infer_attrs(self, attr, *args):
+        """Trace ``hybrid_forward`` and copy inferred shapes/dtypes into the parameters."""
+        leaves, _ = _hybrid.flatten(list(args), "inputs")
+        arrays = [v for v in leaves if v is not None]
+        _hybrid.trace_graph(self, args).infer_params(arrays, attr)
 
     def _infer_deferred_shapes(self, *args):
-        """Trace ``hybrid_forward`` symbolically and copy inferred shapes into parameters."""
-        known = {}
-
-        def to_symbol(value):
-            if isinstance(value, nd.NDArray):
-                var = sym.var(f"data{len(known)}")
-                known[var.name] = value.shape
-                return var
-            if isinstance(value, (list, tuple)):
-                return type(value)(to_symbol(v) for v in value)
-            return value
-
-        out = self._symbolic_forward(*[to_symbol(a) for a in args])
-        if isinstance(out, (list, tuple)):
-            out = sym.Group([o for o in _flatten(out) if isinstance(o, sym.Symbol)])
-        arg_shapes, _, aux_shapes = out.infer_shape_partial(**known)
-        inferred = dict(zip(out.list_arguments(), arg_shapes, strict=True))
-        inferred.update(zip(out.list_auxiliary_states(), aux_shapes, strict=True))
-        for name, param in self.collect_params().items():
-            if name in inferred and inferred[name] is not None:
-                param.shape = inferred[name]
+        try:
+            self._infer_attrs("shape", *args)
+        except MXNetError as e:
+            if isinstance(e, _hybrid.HybridizeError):
+                raise
+            raise MXNetError("Deferred initialization failed because shape cannot be inferred. "
+                             f"{e}") from e
 
     def _symbolic_forward(self, x, *args):
         params = {key: p.var() for key, p in self._reg_params.items()}
@@ -329,10 +355,11 @@ class HybridBlock(Block):
                              "least one NDArray or Symbol among the inputs, got "
                              f"{[type(v).__name__ for v in leaves]}")
         if self._active and len(arrays) + leaves.count(None) != len(leaves):
-            # A compiled graph can only take arrays; keep that contract while running eagerly.
             raise ValueError(f"{type(self).__name__}: a hybridized block takes only NDArray (or "
                              "None) inputs, got "
                              f"{[type(v).__name__ for v in leaves]}")
+        if self._active:
+            return _hybrid.call_cached(self, (x, *args))
         ctx = arrays[0].context
         try:
             params = {key: p.data(ctx) for key, p in self._reg_params.items()}
@@ -347,5 +374,23 @@ class HybridBlock(Block):
         raise NotImplementedError(f"{type(self).__name__} must define hybrid_forward")
 
     def infer_shape(self, *args):
-        """Fill unknown parameter dims from example inputs."""
-        self._infer_deferred_shapes(*args)
+        """Fill unknown parameter dims from example inputs (traced graph, unknown dims 0)."""
+        self._infer_attrs("shape", *args)
+
+    def infer_type(self, *args):
+        """Set parameter dtypes from example inputs through the traced graph."""
+        self._infer_attrs("dtype", *args)
+
+    def optimize_for(self, x, *args, backend=None, backend_opts=None, clear=True, **kwargs):
+        """Accepted for MXNet compatibility: there are no graph backends, so this hybridizes the
+        block and runs it once on the example inputs."""
+        self.hybridize(True, **{k: v for k, v in kwargs.items()
+                                if k in ("static_alloc", "static_shape")})
+        self(x, *args)
+
+    def export(self, path, epoch=0, remove_amp_cast=True):
+        """Write ``path-symbol.json`` and ``path-%04d.params`` (``arg:``/``aux:`` keys), the
+        files MXNet's ``SymbolBlock.imports`` and ``mx.model.load_checkpoint`` read. Returns the
+        two file names."""
+        from ._export import export_block
+        return export_block(self, path, epoch, remove_amp_cast)

@@ -22,6 +22,14 @@ __all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDic
 
 _GRAD_REQS = ("write", "add", "null")
 
+# Bumped whenever any Parameter's arrays or grad_req change, so a hybridized block's bound
+# executors can tell in O(1) that nothing they hold has moved (see gluon/_hybrid.py).
+_generation = [0]
+
+
+def _changed():
+    _generation[0] += 1
+
 
 class DeferredInitializationError(MXNetError):
     """A parameter's data was asked for before the first forward pass fixed its shape."""
@@ -44,6 +52,14 @@ def _ctx_list(ctx):
     if isinstance(ctx, Context):
         return [ctx]
     return list(ctx)
+
+
+def _on_context(arr, ctx):
+    """``arr`` reporting ``ctx`` as its context (ferrograd keeps every cpu(i) in one memory, so
+    the copy alone would say cpu(0))."""
+    if arr.context != ctx:
+        arr._set_context(ctx)
+    return arr
 
 
 class Parameter:
@@ -116,6 +132,7 @@ class Parameter:
         if self._grad_req == req:
             return
         self._grad_req = req
+        _changed()
         if self._data is None:
             return
         if req == "null":
@@ -143,6 +160,7 @@ class Parameter:
                           "Set force_reinit=True to re-initialize.", stacklevel=2)
             return
         self._data = self._grad = None
+        _changed()
         ctx = _ctx_list(ctx)
         if init is None:
             init = default_init if self.init is None else self.init
@@ -173,14 +191,15 @@ class Parameter:
 
     def _init_impl(self, data, ctx_list):
         self._ctx_list = list(ctx_list)
-        self._data = [data.copyto(c) for c in self._ctx_list]
+        self._data = [_on_context(data.copyto(c), c) for c in self._ctx_list]
+        _changed()
         self._init_grad()
 
     def _init_grad(self):
         if self.grad_req == "null":
             self._grad = None
             return
-        self._grad = [nd.zeros_like(d) for d in self._data]
+        self._grad = [_on_context(nd.zeros_like(d), d.context) for d in self._data]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
 
     # -- access -----------------------------------------------------------------------------
@@ -209,10 +228,37 @@ class Parameter:
 
     def data(self, ctx=None):
         """The data array on ``ctx`` (the only one when initialised on one context)."""
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return a copy of Parameter '{self.name}' on ctx {ctx} "
+                               f"via data() because its storage type is {self._stype}. Please "
+                               "use row_sparse_data() instead.")
         return self._check_and_get(self._data, ctx)
 
     def list_data(self):
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return copies of Parameter '{self.name}' on all "
+                               f"contexts via list_data() because its storage type is "
+                               f"{self._stype}. Please use row_sparse_data() instead.")
         return self._check_and_get(self._data, list)
+
+    def _reduce(self):
+        """The value (first context) for saving, whatever the declared storage type."""
+        return self._check_and_get(self._data, list)[0]
+
+    def row_sparse_data(self, row_id):
+        """MXNet's rows of a row_sparse parameter: sparse storage is issue 20."""
+        self._check_row_sparse("row_sparse_data()", "a copy of Parameter", row_id)
+
+    def list_row_sparse_data(self, row_id):
+        """MXNet's rows of a row_sparse parameter on every context: sparse storage is issue 20."""
+        self._check_row_sparse("list_row_sparse_data()", "copies of Parameter", row_id)
+
+    def _check_row_sparse(self, method, what, row_id):
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return {what} '{self.name}' via {method} because its "
+                               f"storage type is {self._stype}. Please use data() instead.")
+        raise NotImplementedError(f"Parameter '{self.name}'.{method}: row_sparse storage is not "
+                                  "implemented in ferrograd yet (issue 20)")
 
     def grad(self, ctx=None):
         if self._data is not None and self._grad is None:
@@ -273,6 +319,7 @@ class Parameter:
             return
         with autograd.pause():
             self._data = [d.astype(dtype) for d in self._data]
+            _changed()
             self._init_grad()
 
     def var(self):

@@ -9,6 +9,7 @@ from .._ferrograd import NDArray as NDArray
 from . import contrib as contrib
 from . import ndarray as ndarray
 from . import random as random
+from . import sparse as sparse
 from ferrograd.base import DTypeError as DTypeError
 from ferrograd.base import MXNetError as MXNetError
 from ferrograd.base import ShapeError as ShapeError

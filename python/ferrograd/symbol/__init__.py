@@ -77,4 +77,4 @@ def Custom(*inputs, op_type=None, **kwargs):  # noqa: N802 - MXNet's name
 
 
 __all__ += ["Custom", "random"]
-from . import _internal  # noqa: E402, F401 - mx.sym._internal; needs _OPS
+from . import _internal, sparse  # noqa: E402, F401 - mx.sym._internal; needs _OPS

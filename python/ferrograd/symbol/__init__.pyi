@@ -7,6 +7,7 @@ from typing import Any, Literal
 from .symbol import Symbol as Symbol
 
 from . import random as random
+from . import sparse as sparse
 from . import symbol as symbol
 
 def Activation(

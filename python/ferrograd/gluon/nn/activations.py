@@ -67,8 +67,13 @@ class ELU(HybridBlock):
 class SELU(HybridBlock):
     """Scaled ELU with the self-normalising constants."""
 
+    _SCALE = 1.0507009873554804934193349852946
+    _ALPHA = 1.6732632423543772848170429916717
+
     def hybrid_forward(self, F, x):
-        return F.LeakyReLU(x, act_type="selu", name="fwd")
+        # Composed from scalar multiplies (constants rounded to the input dtype first, as MXNet's
+        # scalar ops do), so values equal ``scale * x`` written with nd ops bit for bit.
+        return F.where(x >= 0, self._SCALE * x, (self._SCALE * self._ALPHA) * F.expm1(x))
 
 
 class GELU(HybridBlock):

@@ -25,10 +25,26 @@ def _tuple(value, ndim, what):
     return value
 
 
-def _check_layout(layout, ndim, cls):
-    if layout != _LAYOUTS[ndim]:
-        raise MXNetError(f"{cls}: layout '{layout}' is not supported; ferrograd supports only "
-                         f"'{_LAYOUTS[ndim]}'")
+_CHANNELS_LAST = {1: "NWC", 2: "NHWC", 3: "NDHWC"}
+
+
+def _check_layout(layout, ndim, cls, channels_last_ok=False):
+    """True for a channels-last layout (run by transposing to channels-first and back)."""
+    if layout == _LAYOUTS[ndim]:
+        return False
+    if channels_last_ok and layout == _CHANNELS_LAST[ndim]:
+        return True
+    also = f" or '{_CHANNELS_LAST[ndim]}'" if channels_last_ok else ""
+    raise MXNetError(f"{cls}: layout '{layout}' is not supported; ferrograd supports only "
+                     f"'{_LAYOUTS[ndim]}'{also}")
+
+
+def _to_channels_first(F, x, ndim):
+    return F.transpose(x, axes=(0, ndim + 1) + tuple(range(1, ndim + 1)))
+
+
+def _to_channels_last(F, x, ndim):
+    return F.transpose(x, axes=(0,) + tuple(range(2, ndim + 2)) + (1,))
 
 
 class _Conv(HybridBlock):
@@ -44,7 +60,10 @@ class _Conv(HybridBlock):
                  output_padding=0, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
         name = self.__class__.__name__
-        _check_layout(layout, ndim, name)
+        # MXNet has channels-last kernels only for 2-D/3-D convolutions (weights O, *k, I).
+        self._channels_last = _check_layout(layout, ndim, name,
+                                            channels_last_ok=ndim > 1 and not self._transpose)
+        self._ndim = ndim
         kernel = _tuple(kernel_size, ndim, f"{name}: kernel_size")
         self._channels = channels
         self._in_channels = in_channels
@@ -52,10 +71,12 @@ class _Conv(HybridBlock):
             "kernel": kernel, "stride": _tuple(strides, ndim, f"{name}: strides"),
             "dilate": _tuple(dilation, ndim, f"{name}: dilation"),
             "pad": _tuple(padding, ndim, f"{name}: padding"), "num_filter": channels,
-            "num_group": groups, "no_bias": not use_bias, "layout": layout}
+            "num_group": groups, "no_bias": not use_bias, "layout": _LAYOUTS[ndim]}
         if self._transpose:
             self._kwargs["adj"] = _tuple(output_padding, ndim, f"{name}: output_padding")
             wshape = (in_channels, channels // groups) + kernel
+        elif self._channels_last:
+            wshape = (channels,) + kernel + (in_channels // groups if in_channels else 0,)
         else:
             wshape = (channels, in_channels // groups if in_channels else 0) + kernel
         with self.name_scope():
@@ -70,7 +91,12 @@ class _Conv(HybridBlock):
 
     def hybrid_forward(self, F, x, weight, bias=None):
         op = F.Deconvolution if self._transpose else F.Convolution
+        if self._channels_last:
+            x = _to_channels_first(F, x, self._ndim)
+            weight = _to_channels_first(F, weight, self._ndim)
         out = op(x, weight, bias, name="fwd", **self._kwargs)
+        if self._channels_last:
+            out = _to_channels_last(F, out, self._ndim)
         if self.act is not None:
             out = self.act(out)
         return out
@@ -141,26 +167,31 @@ class _Pooling(HybridBlock):
                  layout, count_include_pad=None, **kwargs):
         super().__init__(**kwargs)
         name = self.__class__.__name__
-        _check_layout(layout, ndim, name)
+        self._channels_last = _check_layout(layout, ndim, name, channels_last_ok=True)
+        self._ndim = ndim
+        self._layout = layout
         kernel = _tuple(pool_size, ndim, f"{name}: pool_size")
         self._kwargs = {
             "kernel": kernel,
             "stride": kernel if strides is None else _tuple(strides, ndim, f"{name}: strides"),
             "pad": _tuple(padding, ndim, f"{name}: padding"), "global_pool": global_pool,
-            "pool_type": pool_type, "layout": layout,
+            "pool_type": pool_type, "layout": _LAYOUTS[ndim],
             "pooling_convention": "full" if ceil_mode else "valid"}
         if count_include_pad is not None:
             self._kwargs["count_include_pad"] = count_include_pad
 
     def hybrid_forward(self, F, x):
-        return F.Pooling(x, name="fwd", **self._kwargs)
+        if not self._channels_last:
+            return F.Pooling(x, name="fwd", **self._kwargs)
+        out = F.Pooling(_to_channels_first(F, x, self._ndim), name="fwd", **self._kwargs)
+        return _to_channels_last(F, out, self._ndim)
 
     def __repr__(self):
         k = self._kwargs
         return (f"{self.__class__.__name__}(size={k['kernel']}, stride={k['stride']}, "
                 f"padding={k['pad']}, ceil_mode={k['pooling_convention'] == 'full'}, "
                 f"global_pool={k['global_pool']}, pool_type={k['pool_type']}, "
-                f"layout={k['layout']})")
+                f"layout={self._layout})")
 
 
 def _pool_class(ndim, pool_type, global_pool):
