@@ -107,6 +107,9 @@ def test_bad_arguments_name_the_problem():
         mx.io.NDArrayIter(np.zeros((4, 2)), last_batch_handle="wrap")
     with pytest.raises(ValueError, match="'softmax_label' has 3 samples"):
         mx.io.NDArrayIter(np.zeros((4, 2)), np.zeros(3), 2)
+    # more labels than samples: the extra ones are never read, as in MXNet
+    it = mx.io.NDArrayIter(np.zeros((4, 2)), np.arange(6), 4)
+    assert it.next().label[0].asnumpy().tolist() == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="roll_over"):
         mx.io.NDArrayIter(np.zeros((3, 2)), batch_size=7, last_batch_handle="roll_over")
     with pytest.raises(TypeError, match="NDArrayIter"):

@@ -80,10 +80,11 @@ class NDArrayIter(DataIter):
         self.label = _named_sources(label, True, label_name, "label")
         self.num_data = self.data[0][1].shape[self._axis]
         for name, value in self.data + self.label:
-            if value.shape[self._axis] != self.num_data:
+            # longer sources are fine (MXNet reads as many samples as the first data array
+            # has); shorter ones would give short or wrong batches
+            if value.shape[self._axis] < self.num_data:
                 raise ValueError(f"NDArrayIter: '{name}' has {value.shape[self._axis]} samples "
-                                 f"(shape "
-                                 f"{tuple(value.shape)}) but '{self.data[0][0]}' has "
+                                 f"(shape {tuple(value.shape)}) but '{self.data[0][0]}' has "
                                  f"{self.num_data}")
         if last_batch_handle == "roll_over" and self.batch_size > self.num_data:
             # MXNet slices past the end here on the second epoch
