@@ -13,6 +13,7 @@ from . import (
            executor,
            gluon,
            gradient_check,
+           image,
            initializer,
            io,
            metric,
@@ -64,7 +65,7 @@ __all__ = ["autograd", "gradient_check", "test_utils", "nd", "ndarray", "base", 
            "MXNetError", "build_info"]
 __all__ += ["np", "npx", "symbol", "sym", "executor", "name", "attribute"]
 __all__ += ["operator"]
-__all__ += ["util", "runtime", "contrib", "np_shape", "use_np_shape", "is_np_shape",
+__all__ += ["util", "runtime", "contrib", "image", "np_shape", "use_np_shape", "is_np_shape",
             "set_np_shape", "np_array", "use_np_array", "is_np_array", "use_np"]
 __all__ += ["model"]
 __all__ += ["gluon", "init", "initializer"]

@@ -5,6 +5,8 @@ plans memory; ``forward``/``backward`` then run the fixed native schedule (no Py
 Argument arrays are used by reference: ``exe.arg_dict['w'] is args['w']``.
 """
 
+import os
+
 import numpy as _np
 
 from .base import MXNetError
@@ -86,9 +88,18 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None):
         _check_arrays(aux_list, False)
     else:
         aux_list = []
-    handle = symbol.handle.bind(arg_list, grads, reqs, aux_list)
+    graph = _bound_graph(symbol)
+    handle = graph.handle.bind(arg_list, grads, reqs, aux_list)
     arg_arrays = args if isinstance(args, list) else arg_list
-    return Executor(handle, symbol, ctx, arg_arrays, grad_list, aux_list, reqs)
+    return Executor(handle, symbol, ctx, arg_arrays, grad_list, aux_list, reqs, graph)
+
+
+def _bound_graph(symbol):
+    """The graph an executor runs: ``symbol`` with common subexpressions merged, as MXNet's
+    binding does unless ``MXNET_ELIMINATE_COMMON_EXPR=0``."""
+    if os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") == "0":
+        return symbol
+    return type(symbol)(symbol.handle.eliminate_common_exprs())
 
 
 def _shared_or_new(arr, shape, ctx):
@@ -136,8 +147,9 @@ def simple_bind(symbol, ctx, grad_req, type_dict, shapes):
     reqs = _grad_reqs(grad_req, arg_names)
     grads = [None if r == "null" else zeros(a.shape, ctx, dtype=a.dtype)
              for a, r in zip(args, reqs, strict=True)]
-    handle = symbol.handle.bind(args, grads, reqs, aux)
-    return Executor(handle, symbol, ctx, args, grads, aux, reqs)
+    graph = _bound_graph(symbol)
+    handle = graph.handle.bind(args, grads, reqs, aux)
+    return Executor(handle, symbol, ctx, args, grads, aux, reqs, graph)
 
 
 def _dict(names, arrays, what):
@@ -149,10 +161,12 @@ def _dict(names, arrays, what):
 class Executor:
     """A bound symbol: ``forward``, ``backward`` and the bound arrays."""
 
-    def __init__(self, handle, symbol, ctx, arg_arrays, grad_arrays, aux_arrays, grad_req):
+    def __init__(self, handle, symbol, ctx, arg_arrays, grad_arrays, aux_arrays, grad_req,
+                 graph=None):
         import copy
         self.handle = handle
         self._symbol = copy.deepcopy(symbol)
+        self._graph = symbol if graph is None else graph
         self._ctx = ctx
         self._grad_req = grad_req
         self._group2ctx = None
@@ -298,5 +312,5 @@ class Executor:
         return "\n".join(lines)
 
     def get_optimized_symbol(self):
-        """The bound graph (ferrograd runs no subgraph passes)."""
-        return self._symbol
+        """The graph that runs: the bound symbol after common-subexpression elimination."""
+        return self._graph

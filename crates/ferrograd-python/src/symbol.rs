@@ -97,6 +97,11 @@ impl PySymbol {
         guarded(py, || Ok(wrap(self.inner.deep_copy())))
     }
 
+    /// The graph with common subexpressions merged (MXNet's binding pass).
+    fn eliminate_common_exprs(&self, py: Python<'_>) -> PyResult<PySymbol> {
+        guarded(py, || Ok(wrap(self.inner.eliminate_common_exprs())))
+    }
+
     /// A new graph with free variables replaced (by position or by name); `rename` renames the head.
     #[pyo3(signature = (positional, named, rename=None))]
     fn compose(

@@ -24,16 +24,12 @@ globals().update({k: v for k, v in make_ops().items() if k.isidentifier()})
 _fluent.attach(NDArray)
 
 # These use the ops above.
-from . import _internal, _methods, contrib, ndarray, sparse  # noqa: E402, F401
+from . import _internal, _methods, contrib, linalg, ndarray, sparse  # noqa: E402, F401
 from .ndarray import (  # noqa: E402
-    argmax_channel,
     concatenate,
     fill_element_0index,
     moveaxis,
     onehot_encode,
-    reshape_like,
-    shape_array,
-    size_array,
     split_v2,
 )
 

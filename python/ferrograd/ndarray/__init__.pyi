@@ -7,6 +7,7 @@ from typing import Any, Literal
 from .._ferrograd import NDArray as NDArray
 
 from . import contrib as contrib
+from . import linalg as linalg
 from . import ndarray as ndarray
 from . import random as random
 from . import sparse as sparse
@@ -293,6 +294,10 @@ def _floor_divide_scalar(
     data: NDArray, scalar: float, is_int: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _full(
+    shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *, value: float,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _greater(
     lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
@@ -314,6 +319,9 @@ def _hypot_scalar(
     data: NDArray, scalar: float, is_int: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _identity_with_attr_like_rhs(
+    lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _lesser(
     lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
@@ -328,6 +336,7 @@ def _lesser_scalar(
     data: NDArray, scalar: float, is_int: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _linalg_gelqf(A: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def _linalg_gemm2(
     A: NDArray, B: NDArray, transpose_a: bool = ..., transpose_b: bool = ..., alpha: float = ...,
     axis: int = ..., *, out: NDArray | None = ..., name: str | None = ...,
@@ -395,6 +404,10 @@ def _not_equal_scalar(
     data: NDArray, scalar: float, is_int: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _ones(
+    shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _plus(
     lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
@@ -441,6 +454,38 @@ def _random_negative_binomial(
 def _random_normal(
     loc: float = ..., scale: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_dirichlet(
+    sample: NDArray, alpha: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_exponential(
+    sample: NDArray, lam: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_gamma(
+    sample: NDArray, alpha: NDArray, beta: NDArray, is_log: bool = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _random_pdf_generalized_negative_binomial(
+    sample: NDArray, mu: NDArray, alpha: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_negative_binomial(
+    sample: NDArray, k: NDArray, p: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_normal(
+    sample: NDArray, mu: NDArray, sigma: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_poisson(
+    sample: NDArray, lam: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _random_pdf_uniform(
+    sample: NDArray, low: NDArray, high: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
 def _random_poisson(
@@ -521,9 +566,17 @@ def _sample_uniform(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _sample_unique_zipfian(
+    range_max: int, shape: tuple[int, ...] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def _shuffle(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def _sub(
     lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _zeros(
+    shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def abs(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def add(lhs, rhs) -> Any: ...
@@ -541,7 +594,7 @@ def argmax(
     data: NDArray, axis: int | None = ..., keepdims: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
-def argmax_channel(data, out=..., name=...) -> Any: ...
+def argmax_channel(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def argmin(
     data: NDArray, axis: int | None = ..., keepdims: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
@@ -717,6 +770,7 @@ def hypot(
 def identity(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def lesser(lhs, rhs) -> Any: ...
 def lesser_equal(lhs, rhs) -> Any: ...
+def linalg_gelqf(A: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def linalg_gemm2(
     A: NDArray, B: NDArray, transpose_a: bool = ..., transpose_b: bool = ..., alpha: float = ...,
     axis: int = ..., *, out: NDArray | None = ..., name: str | None = ...,
@@ -827,6 +881,38 @@ def random_normal(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def random_pdf_dirichlet(
+    sample: NDArray, alpha: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_exponential(
+    sample: NDArray, lam: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_gamma(
+    sample: NDArray, alpha: NDArray, beta: NDArray, is_log: bool = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def random_pdf_generalized_negative_binomial(
+    sample: NDArray, mu: NDArray, alpha: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_negative_binomial(
+    sample: NDArray, k: NDArray, p: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_normal(
+    sample: NDArray, mu: NDArray, sigma: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_poisson(
+    sample: NDArray, lam: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def random_pdf_uniform(
+    sample: NDArray, low: NDArray, high: NDArray, is_log: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def random_poisson(
     lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, out: NDArray | None = ...,
@@ -854,7 +940,9 @@ def reshape(
     name: str | None = ...,
 ) -> Any: ...
 def reshape_like(
-    lhs, rhs, lhs_begin=..., lhs_end=..., rhs_begin=..., rhs_end=..., out=..., name=...,
+    lhs: NDArray, rhs: NDArray, lhs_begin: int | None = ..., lhs_end: int | None = ...,
+    rhs_begin: int | None = ..., rhs_end: int | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
 ) -> Any: ...
 def reverse(
     data: NDArray, axis: tuple[int, ...], *, out: NDArray | None = ..., name: str | None = ...,
@@ -907,13 +995,13 @@ def scatter_nd(
     data: NDArray, indices: NDArray, shape: tuple[int, ...], *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
-def shape_array(data, out=..., name=...) -> Any: ...
+def shape_array(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def shuffle(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def sigmoid(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def sign(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def sin(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def sinh(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
-def size_array(data, out=..., name=...) -> Any: ...
+def size_array(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def slice(
     data: NDArray, begin: tuple[int | None, ...], end: tuple[int | None, ...],
     step: tuple[int | None, ...] = ..., *, out: NDArray | None = ..., name: str | None = ...,

@@ -19,7 +19,8 @@ _METHODS = {
         "floor", "ceil", "round", "rint", "fix", "trunc", "degrees", "radians", "zeros_like",
         "ones_like", "clip", "broadcast_to", "broadcast_like", "broadcast_axes", "take", "pick",
         "one_hot", "slice", "slice_axis", "slice_like", "tile", "repeat", "flip", "swapaxes",
-        "split", "pad", "softmax", "log_softmax", "softmin", "sort", "argsort", "topk", "diag")},
+        "split", "pad", "softmax", "log_softmax", "softmin", "sort", "argsort", "topk", "diag",
+        "argmax_channel", "shape_array", "size_array", "reshape_like")},
 }
 
 

@@ -35,3 +35,18 @@ def _crop_assign_scalar(data, scalar=0.0, begin=(), end=(), step=(), out=None, n
 
 _slice_assign = _crop_assign
 _slice_assign_scalar = _crop_assign_scalar
+
+
+def _expose_registered_internal_ops():
+    """Every registered op whose name starts with ``_`` (``_sample_unique_zipfian``,
+    ``_identity_with_attr_like_rhs``, ...) is ``nd._internal.<name>``, as in MXNet; the
+    functions above keep precedence."""
+    from .. import ndarray  # partly initialised: the op functions are already in it
+    from .._ferrograd import OpFunc
+    mine = globals()
+    for k, v in vars(ndarray).items():
+        if isinstance(v, OpFunc) and k.startswith("_") and not k.startswith("__") and k not in mine:
+            mine[k] = v
+
+
+_expose_registered_internal_ops()

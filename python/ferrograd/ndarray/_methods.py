@@ -67,30 +67,6 @@ def _basic_indexing_slice_is_contiguous(slc_key, shape):
     return True
 
 
-def argmax_channel(self):
-    """Indices of the maxima along axis 1 (see ``nd.argmax_channel``)."""
-    from .ndarray import argmax_channel as _argmax_channel
-    return _argmax_channel(self)
-
-
-def shape_array(self):
-    """This array's shape as a 1-D int64 array."""
-    from .ndarray import shape_array as _f
-    return _f(self)
-
-
-def size_array(self):
-    """This array's size as a 1-element int64 array."""
-    from .ndarray import size_array as _f
-    return _f(self)
-
-
-def reshape_like(self, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None):
-    """This array reshaped like ``rhs`` (see ``nd.reshape_like``)."""
-    from .ndarray import reshape_like as _f
-    return _f(self, rhs, lhs_begin, lhs_end, rhs_begin, rhs_end)
-
-
 def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
     """This array split along ``axis`` (see ``nd.split_v2``)."""
     from .ndarray import split_v2 as _f
@@ -98,9 +74,7 @@ def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
 
 
 def attach(cls):
-    for f in (shape_array, size_array, reshape_like, split_v2):
-        setattr(cls, f.__name__, f)
-    cls.argmax_channel = argmax_channel
+    cls.split_v2 = split_v2
     cls.tostype = tostype
     cls.to_dlpack_for_read = to_dlpack_for_read
     cls.to_dlpack_for_write = to_dlpack_for_write

@@ -1,5 +1,7 @@
 """``mx.nd.contrib``: MXNet 1.x's contributed NDArray functions (a first part: the
-floating-point class tests)."""
+floating-point class tests, the Zipfian candidate sampler)."""
+
+import math as _math
 
 import numpy as _np
 
@@ -26,4 +28,26 @@ def isnan(data):
     return data != data
 
 
-__all__ = ["isinf", "isfinite", "isnan"]
+def _zipfian(F, true_classes, num_sampled, range_max):
+    """``rand_zipfian`` for ``F`` = ``nd`` or ``sym`` (the same expression builds both)."""
+    log_range = _math.log(range_max + 1)
+    u = F.random.uniform(0, log_range, shape=(num_sampled,), dtype="float64")
+    # exp(u) - 1 is log-uniform on [0, range_max]; the modulo folds the top edge back in.
+    sampled = F.Cast(u.exp() - 1, dtype="int64") % range_max
+
+    def expected_count(classes):
+        c = F.Cast(classes, dtype="float64")
+        return ((c + 2.0) / (c + 1.0)).log() / log_range * num_sampled
+
+    return sampled, expected_count(true_classes), expected_count(sampled)
+
+
+def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+    """``num_sampled`` classes in [0, range_max) drawn with replacement from the log-uniform law
+    P(k) = log((k + 2) / (k + 1)) / log(range_max + 1); returns the samples (int64) and the
+    expected counts (float64) of ``true_classes`` and of the samples in ``num_sampled`` draws."""
+    from .. import ndarray
+    return _zipfian(ndarray, true_classes, num_sampled, range_max)
+
+
+__all__ = ["isinf", "isfinite", "isnan", "rand_zipfian"]

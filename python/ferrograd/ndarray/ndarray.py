@@ -82,54 +82,6 @@ def moveaxis(tensor, source, destination):
     return _ops()["transpose"](tensor, axes=tuple(order))
 
 
-def argmax_channel(data, out=None, name=None):
-    """Indices of the maxima along axis 1 (MXNet's legacy ``argmax_channel``, which is
-    ``argmax(data, axis=1)``)."""
-    if data.ndim < 2:
-        raise ValueError_(f"argmax_channel: data needs at least 2 dimensions (the channel axis "
-                          f"is 1), got shape {data.shape}")
-    return _ops()["argmax"](data, axis=1, out=out)
-
-
-def shape_array(data, out=None, name=None):
-    """The shape of ``data`` as a 1-D int64 array."""
-    return _fill_out(out, NDArray_from(list(data.shape)))
-
-
-def size_array(data, out=None, name=None):
-    """The number of elements of ``data`` as a 1-element int64 array."""
-    return _fill_out(out, NDArray_from([data.size]))
-
-
-def NDArray_from(values):  # noqa: N802 - reads as a constructor
-    from . import array
-    return array(_np.array(values, dtype=_np.int64), dtype="int64")
-
-
-def _fill_out(out, res):
-    if out is None:
-        return res
-    out[:] = res
-    return out
-
-
-def reshape_like(lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None,
-                 out=None, name=None):
-    """``lhs`` reshaped to ``rhs``'s shape; with the begin/end parameters, only
-    ``lhs.shape[lhs_begin:lhs_end]`` is replaced by ``rhs.shape[rhs_begin:rhs_end]``."""
-    def span(n, begin, end):
-        begin = 0 if begin is None else (begin + n if begin < 0 else begin)
-        end = n if end is None else (end + n if end < 0 else end)
-        return begin, end
-    lb, le = span(lhs.ndim, lhs_begin, lhs_end)
-    rb, re = span(rhs.ndim, rhs_begin, rhs_end)
-    shape = lhs.shape[:lb] + rhs.shape[rb:re] + lhs.shape[le:]
-    if int(_np.prod(shape)) != lhs.size:
-        raise ShapeError(f"reshape_like: cannot reshape lhs of shape {lhs.shape} to {shape} "
-                         f"(from rhs shape {rhs.shape})")
-    return _fill_out(out, _ops()["reshape"](lhs, shape=shape))
-
-
 def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     """Splits ``ary`` along ``axis`` into equal sections (an int, which must divide the axis) or
     at the given indices (a tuple, as ``numpy.split``); a list of arrays, or one array when there
@@ -184,7 +136,7 @@ def fill_element_0index(lhs, mhs, rhs, out=None):
     return res
 
 
-__all__ = ["NDArray", "argmax_channel", "shape_array", "size_array", "reshape_like", "split_v2",
+__all__ = ["NDArray", "split_v2",
            "concatenate", "moveaxis", "onehot_encode",
            "fill_element_0index", "from_numpy", "from_dlpack", "to_dlpack_for_read",
            "to_dlpack_for_write", "py_slice"]

@@ -6,7 +6,7 @@ arithmetic), inspect it (``list_arguments``, ``infer_shape``, ``tojson``), and r
 """
 
 from ..ndarray import _fluent
-from . import _ops, random
+from . import _ops, contrib, random  # noqa: F401 - mx.sym.contrib
 from .symbol import Group, Symbol, Variable, _create, load, load_json, var
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "pow", "power", "maximum",
@@ -77,4 +77,30 @@ def Custom(*inputs, op_type=None, **kwargs):  # noqa: N802 - MXNet's name
 
 
 __all__ += ["Custom", "random"]
-from . import _internal, sparse  # noqa: E402, F401 - mx.sym._internal; needs _OPS
+
+
+def _dtype_name(dtype):
+    import numpy as np
+    return "float32" if dtype is None else np.dtype(dtype).name
+
+
+def zeros(shape, dtype=None, **kwargs):
+    """A graph constant of zeros (``_zeros``; float32 unless ``dtype`` is given)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return _OPS["_zeros"](shape=shape, dtype=_dtype_name(dtype), **kwargs)
+
+
+def ones(shape, dtype=None, **kwargs):
+    """A graph constant of ones (``_ones``; float32 unless ``dtype`` is given)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return _OPS["_ones"](shape=shape, dtype=_dtype_name(dtype), **kwargs)
+
+
+def full(shape, val, dtype=None, **kwargs):
+    """A graph constant filled with ``val`` (``_full``; float32 unless ``dtype`` is given)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return _OPS["_full"](shape=shape, value=float(val), dtype=_dtype_name(dtype), **kwargs)
+
+
+__all__ += ["zeros", "ones", "full"]
+from . import _internal, linalg, sparse  # noqa: E402, F401 - mx.sym._internal; needs _OPS

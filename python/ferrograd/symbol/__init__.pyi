@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from .symbol import Symbol as Symbol
 
+from . import contrib as contrib
+from . import linalg as linalg
 from . import random as random
 from . import sparse as sparse
 from . import symbol as symbol
@@ -321,6 +323,10 @@ def _floor_divide_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _full(
+    shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *, value: float,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _greater(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -345,6 +351,10 @@ def _hypot_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _identity_with_attr_like_rhs(
+    lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _lesser(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -360,6 +370,9 @@ def _lesser_equal_scalar(
 def _lesser_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_gelqf(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _linalg_gemm2(
     A: Symbol | None = ..., B: Symbol | None = ..., transpose_a: bool = ...,
@@ -438,6 +451,10 @@ def _not_equal_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _ones(
+    shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _plus(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -487,6 +504,38 @@ def _random_normal(
     loc: float = ..., scale: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_dirichlet(
+    sample: Symbol | None = ..., alpha: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_exponential(
+    sample: Symbol | None = ..., lam: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_gamma(
+    sample: Symbol | None = ..., alpha: Symbol | None = ..., beta: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_generalized_negative_binomial(
+    sample: Symbol | None = ..., mu: Symbol | None = ..., alpha: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_negative_binomial(
+    sample: Symbol | None = ..., k: Symbol | None = ..., p: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_normal(
+    sample: Symbol | None = ..., mu: Symbol | None = ..., sigma: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_poisson(
+    sample: Symbol | None = ..., lam: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _random_pdf_uniform(
+    sample: Symbol | None = ..., low: Symbol | None = ..., high: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _random_poisson(
     lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
@@ -566,12 +615,20 @@ def _sample_uniform(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _sample_unique_zipfian(
+    range_max: int, shape: tuple[int, ...] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _shuffle(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _sub(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _zeros(
+    shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def abs(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -601,6 +658,9 @@ def arctanh(
 def argmax(
     data: Symbol | None = ..., axis: int | None = ..., keepdims: bool = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def argmax_channel(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def argmin(
     data: Symbol | None = ..., axis: int | None = ..., keepdims: bool = ..., *,
@@ -811,6 +871,7 @@ def flip(
 def floor(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def full(shape, val, dtype=..., **kwargs) -> Any: ...
 def gamma(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -824,6 +885,9 @@ def gather_nd(
 def hypot(left, right) -> Any: ...
 def identity(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_gelqf(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def linalg_gemm2(
     A: Symbol | None = ..., B: Symbol | None = ..., transpose_a: bool = ...,
@@ -902,6 +966,7 @@ def one_hot(
     dtype: Literal['float16', 'float32', 'float64', 'int32', 'int64', 'uint8'] = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def ones(shape, dtype=..., **kwargs) -> Any: ...
 def ones_like(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -949,6 +1014,38 @@ def random_normal(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def random_pdf_dirichlet(
+    sample: Symbol | None = ..., alpha: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_exponential(
+    sample: Symbol | None = ..., lam: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_gamma(
+    sample: Symbol | None = ..., alpha: Symbol | None = ..., beta: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_generalized_negative_binomial(
+    sample: Symbol | None = ..., mu: Symbol | None = ..., alpha: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_negative_binomial(
+    sample: Symbol | None = ..., k: Symbol | None = ..., p: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_normal(
+    sample: Symbol | None = ..., mu: Symbol | None = ..., sigma: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_poisson(
+    sample: Symbol | None = ..., lam: Symbol | None = ..., is_log: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def random_pdf_uniform(
+    sample: Symbol | None = ..., low: Symbol | None = ..., high: Symbol | None = ...,
+    is_log: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def random_poisson(
     lam: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
@@ -979,6 +1076,11 @@ def repeat(
 ) -> Any: ...
 def reshape(
     data: Symbol | None = ..., *, shape: tuple[int, ...], reverse: bool = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def reshape_like(
+    lhs: Symbol | None = ..., rhs: Symbol | None = ..., lhs_begin: int | None = ...,
+    lhs_end: int | None = ..., rhs_begin: int | None = ..., rhs_end: int | None = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def reverse(
@@ -1038,6 +1140,9 @@ def scatter_nd(
     data: Symbol | None = ..., indices: Symbol | None = ..., *, shape: tuple[int, ...],
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def shape_array(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def shuffle(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -1051,6 +1156,9 @@ def sin(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def sinh(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def size_array(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def slice(
@@ -1163,6 +1271,7 @@ def where(
     condition: Symbol | None = ..., x: Symbol | None = ..., y: Symbol | None = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def zeros(shape, dtype=..., **kwargs) -> Any: ...
 def zeros_like(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...

@@ -11,8 +11,11 @@ from ..ndarray import _registry
 from .symbol import Symbol, _create, var
 
 
-def _make(spec):
+def _make(spec, called=None):
+    """``sym.<called>`` for the op of ``spec``; auto-names use the name it was called by
+    (``sym.flip`` makes ``flip0``, ``sym.reverse`` ``reverse0``), as in MXNet."""
     opname, variadic = spec.name, spec.variadic
+    hint = (called or opname).lower()
     names, params = list(spec.inputs), [p.name for p in spec.params]
     input_set = set(names)
     # Inputs left out become variables, so every input is optional here.
@@ -57,9 +60,10 @@ def _make(spec):
                 op_params["num_args"] = len(positional)
             elif not positional and n:
                 # MXNet creates the variadic inputs as variables X_arg0, X_arg1, ...
-                name, resolved = _name.current().get(name, opname.lower()), True
+                name, resolved = _name.current().get(name, hint), True
                 positional = [var(f"{name}_arg{i}") for i in range(int(n))]
-        return _create(opname, op_params, positional, named, name, attr, resolved=resolved)
+        return _create(opname, op_params, positional, named, name, attr, hint=hint,
+                       resolved=resolved)
 
     op.__name__ = op.__qualname__ = opname
     op.__signature__ = sig
@@ -71,5 +75,6 @@ def _make(spec):
 
 
 def make_ops():
-    """{name: function} for every registered op and alias."""
-    return _registry.make_ops(_make)
+    """{name: function} for every registered op and alias (one function per name, so that each
+    auto-names its nodes after the name it was called by)."""
+    return {n: _make(spec, n) for spec in _registry.specs() for n in (spec.name, *spec.aliases)}

@@ -6,6 +6,7 @@
 //! (`NameManager`, `Prefix`, auto-created `fc_weight` arguments) belong to the Python front end;
 //! this module receives final names.
 
+pub mod cse;
 pub mod imperative;
 pub mod infer;
 pub mod json;

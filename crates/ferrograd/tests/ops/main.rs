@@ -4,6 +4,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod compat_cases;
 mod conv_cases;
 mod elem_extra_cases;
 mod errors;

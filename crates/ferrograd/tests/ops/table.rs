@@ -4,6 +4,7 @@
 //! without a line here fails `registry::every_op_has_test_cases`.
 
 use crate::common::*;
+use crate::compat_cases as cg;
 use crate::elem_extra_cases as ee;
 use crate::ordering_cases as oc;
 use crate::sampling_dists_cases as sd;
@@ -123,6 +124,12 @@ fn randint_p() -> Params {
 }
 fn clip_p() -> Params {
     vec![("a_min", float(-1.0)), ("a_max", float(1.0))]
+}
+fn full_p() -> Params {
+    vec![("value", float(2.0))]
+}
+fn zipf_p() -> Params {
+    vec![("range_max", int(10)), ("shape", tuple(&[1, 2]))]
 }
 fn smooth_p() -> Params {
     vec![("scalar", float(2.0))]
@@ -311,6 +318,24 @@ table! {
     "_sample_generalized_negative_binomial" => ordering, none, sd::dists, NONDIFF;
     "_sample_multinomial" => ordering, none, sd::dists, NONDIFF;
     "_shuffle" => ordering, none, sd::dists, NONDIFF;
+    "argmax_channel" => shape_more, none, cg::graph_ops, NONDIFF;
+    "shape_array" => shape_more, none, cg::graph_ops, NONDIFF;
+    "size_array" => shape_more, none, cg::graph_ops, NONDIFF;
+    "reshape_like" => shape_more, none, cg::graph_ops, Some(cg::graph_ops_grad);
+    "_identity_with_attr_like_rhs" => shape_more, none, cg::graph_ops, Some(cg::graph_ops_grad);
+    "_sample_unique_zipfian" => ordering, zipf_p, cg::graph_ops, NONDIFF;
+    "_zeros" => shape_more, none, cg::graph_ops, NONDIFF;
+    "_ones" => shape_more, none, cg::graph_ops, NONDIFF;
+    "_full" => shape_more, full_p, cg::graph_ops, NONDIFF;
+    "_linalg_gelqf" => matmul, none, cg::gelqf, Some(cg::gelqf_grad);
+    "_random_pdf_uniform" => ordering, none, cg::pdf, Some(cg::pdf_grad);
+    "_random_pdf_normal" => ordering, none, cg::pdf, Some(cg::pdf_grad);
+    "_random_pdf_gamma" => ordering, none, cg::pdf, Some(cg::pdf_grad);
+    "_random_pdf_exponential" => ordering, none, cg::pdf, Some(cg::pdf_grad);
+    "_random_pdf_poisson" => ordering, none, cg::pdf, Some(cg::pdf_grad);
+    "_random_pdf_negative_binomial" => ordering, none, cg::pdf, Some(cg::pdf_grad);
+    "_random_pdf_generalized_negative_binomial" => ordering, none, cg::pdf, Some(cg::pdf_grad);
+    "_random_pdf_dirichlet" => ordering, none, cg::pdf, Some(cg::pdf_grad);
     "Convolution" => conv, conv_p, cc::convolution, Some(cc::convolution_grad);
     "_backward_Convolution" => conv, conv_p, cc::conv_backward, Some(cc::conv_backward_grad);
     "Pooling" => conv, pool_p, pc::pooling, Some(pc::pooling_grad);
