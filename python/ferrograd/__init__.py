@@ -7,6 +7,7 @@ from . import (
            attribute,
            autograd,
            base,
+           callback,
            context,
            contrib,
            executor,
@@ -14,8 +15,11 @@ from . import (
            gradient_check,
            image,
            initializer,
+           io,
            metric,
            model,
+           module,
+           monitor,
            name,
            ndarray,
            onnx,
@@ -28,6 +32,8 @@ from . import (
            visualization,
 )
 from . import initializer as init
+from . import module as mod
+from . import monitor as mon
 from . import ndarray as nd
 from . import numpy as np
 from . import numpy_extension as npx
@@ -64,4 +70,8 @@ __all__ += ["util", "runtime", "contrib", "image", "np_shape", "use_np_shape", "
 __all__ += ["model"]
 __all__ += ["gluon", "init", "initializer"]
 __all__ += ["visualization", "viz", "onnx"]
+__all__ += ["io"]
+__all__ += ["module", "mod"]
+__all__ += ["callback"]
+__all__ += ["monitor", "mon"]
 __all__ += ["metric", "recordio"]

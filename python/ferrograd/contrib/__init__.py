@@ -1,5 +1,5 @@
 """``mx.contrib``: MXNet's experimental and legacy APIs (``contrib.autograd``)."""
 
-from . import autograd, onnx
+from . import amp, autograd, onnx
 
-__all__ = ["autograd", "onnx"]
+__all__ = ["autograd", "onnx", "amp"]

@@ -40,6 +40,10 @@ def _make(spec, called=None):
                                  f"{type(a).__name__}")
         named, op_params = [], {}
         for k, v in kwargs.items():
+            if k.startswith("__") and k.endswith("__"):
+                # MXNet: dunder keywords (``__layout__``, ``__lr_mult__``) are attributes
+                attr = {**(attr or {}), k: str(v)}
+                continue
             if k in input_set and not variadic:
                 if v is None:
                     continue
