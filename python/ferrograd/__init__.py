@@ -10,16 +10,20 @@ from . import (
            gluon,
            gradient_check,
            initializer,
+           kvstore,
+           lr_scheduler,
            model,
            name,
            ndarray,
            operator,
+           optimizer,
            runtime,
            symbol,
            test_utils,
            util,
 )
 from . import initializer as init
+from . import kvstore as kv
 from . import ndarray as nd
 from . import numpy as np
 from . import numpy_extension as npx
@@ -51,3 +55,4 @@ __all__ += ["util", "runtime", "contrib", "np_shape", "use_np_shape", "is_np_sha
             "set_np_shape", "np_array", "use_np_array", "is_np_array", "use_np"]
 __all__ += ["model"]
 __all__ += ["gluon", "init", "initializer"]
+__all__ += ["optimizer", "lr_scheduler", "kvstore", "kv"]

@@ -232,6 +232,12 @@ def _RPowerScalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _adamw_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., rescale_grad: Symbol | None = ..., *, lr: float, beta1: float = ...,
+    beta2: float = ..., epsilon: float = ..., wd: float = ..., eta: float,
+    clip_gradient: float = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _add(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -421,6 +427,13 @@ def _mod_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _mp_adamw_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., weight32: Symbol | None = ..., rescale_grad: Symbol | None = ..., *,
+    lr: float, beta1: float = ..., beta2: float = ..., epsilon: float = ..., wd: float = ...,
+    eta: float, clip_gradient: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _mul(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -574,6 +587,18 @@ def _sub(
 ) -> Any: ...
 def abs(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def adam_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., *, lr: float, beta1: float = ..., beta2: float = ...,
+    epsilon: float = ..., wd: float = ..., rescale_grad: float = ..., clip_gradient: float = ...,
+    lazy_update: bool = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def adamw_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., rescale_grad: Symbol | None = ..., *, lr: float, beta1: float = ...,
+    beta2: float = ..., epsilon: float = ..., wd: float = ..., eta: float,
+    clip_gradient: float = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def add_n(
     *args: Symbol, num_args: int | None = ..., name: str | None = ...,
@@ -810,6 +835,18 @@ def flip(
 def floor(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def ftml_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., d: Symbol | None = ...,
+    v: Symbol | None = ..., z: Symbol | None = ..., *, lr: float, beta1: float = ...,
+    beta2: float = ..., epsilon: float = ..., t: int, wd: float = ..., rescale_grad: float = ...,
+    clip_grad: float = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def ftrl_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., z: Symbol | None = ...,
+    n: Symbol | None = ..., *, lr: float, lamda1: float = ..., beta: float = ..., wd: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def gamma(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -823,6 +860,17 @@ def gather_nd(
 def hypot(left, right) -> Any: ...
 def identity(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def lamb_update_phase1(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., beta1: float = ..., beta2: float = ..., epsilon: float = ..., *,
+    t: int, bias_correction: bool = ..., wd: float, rescale_grad: float = ...,
+    clip_gradient: float = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def lamb_update_phase2(
+    weight: Symbol | None = ..., g: Symbol | None = ..., r1: Symbol | None = ...,
+    r2: Symbol | None = ..., *, lr: float, lower_bound: float = ..., upper_bound: float = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def linalg_gemm2(
     A: Symbol | None = ..., B: Symbol | None = ..., transpose_a: bool = ...,
@@ -876,6 +924,55 @@ def min_axis(
     exclude: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def minimum(left, right) -> Any: ...
+def mp_adamw_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., weight32: Symbol | None = ..., rescale_grad: Symbol | None = ..., *,
+    lr: float, beta1: float = ..., beta2: float = ..., epsilon: float = ..., wd: float = ...,
+    eta: float, clip_gradient: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def mp_nag_mom_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mom: Symbol | None = ...,
+    weight32: Symbol | None = ..., *, lr: float, momentum: float = ..., wd: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def mp_sgd_mom_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mom: Symbol | None = ...,
+    weight32: Symbol | None = ..., *, lr: float, momentum: float = ..., wd: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., lazy_update: bool = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def mp_sgd_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., weight32: Symbol | None = ..., *,
+    lr: float, wd: float = ..., rescale_grad: float = ..., clip_gradient: float = ...,
+    lazy_update: bool = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def multi_mp_sgd_mom_update(
+    *data: Symbol, lrs: tuple[float, ...], wds: tuple[float, ...], momentum: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., num_weights: int = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def multi_mp_sgd_update(
+    *data: Symbol, lrs: tuple[float, ...], wds: tuple[float, ...], rescale_grad: float = ...,
+    clip_gradient: float = ..., num_weights: int = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def multi_sgd_mom_update(
+    *data: Symbol, lrs: tuple[float, ...], wds: tuple[float, ...], momentum: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., num_weights: int = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def multi_sgd_update(
+    *data: Symbol, lrs: tuple[float, ...], wds: tuple[float, ...], rescale_grad: float = ...,
+    clip_gradient: float = ..., num_weights: int = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def nag_mom_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mom: Symbol | None = ..., *, lr: float,
+    momentum: float = ..., wd: float = ..., rescale_grad: float = ..., clip_gradient: float = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def nanprod(
     data: Symbol | None = ..., axis: tuple[int, ...] | None = ..., keepdims: bool = ...,
     exclude: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -987,6 +1084,19 @@ def reverse(
 def rint(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def rmsprop_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., n: Symbol | None = ..., *, lr: float,
+    gamma1: float = ..., epsilon: float = ..., wd: float = ..., rescale_grad: float = ...,
+    clip_gradient: float = ..., clip_weights: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def rmspropalex_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., n: Symbol | None = ...,
+    g: Symbol | None = ..., delta: Symbol | None = ..., *, lr: float, gamma1: float = ...,
+    gamma2: float = ..., epsilon: float = ..., wd: float = ..., rescale_grad: float = ...,
+    clip_gradient: float = ..., clip_weights: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def round(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -1037,6 +1147,16 @@ def scatter_nd(
     data: Symbol | None = ..., indices: Symbol | None = ..., *, shape: tuple[int, ...],
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def sgd_mom_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mom: Symbol | None = ..., *, lr: float,
+    momentum: float = ..., wd: float = ..., rescale_grad: float = ..., clip_gradient: float = ...,
+    lazy_update: bool = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def sgd_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., *, lr: float, wd: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., lazy_update: bool = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def shuffle(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -1045,6 +1165,16 @@ def sigmoid(
 ) -> Any: ...
 def sign(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def signsgd_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., *, lr: float, wd: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def signum_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mom: Symbol | None = ..., *, lr: float,
+    momentum: float = ..., wd: float = ..., rescale_grad: float = ..., clip_gradient: float = ...,
+    wd_lh: float = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def sin(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,

@@ -33,6 +33,7 @@ pub mod grad;
 pub mod indexing;
 pub mod matmul;
 pub mod nn;
+pub mod optim;
 pub mod ordering;
 pub mod params;
 pub mod partial;
