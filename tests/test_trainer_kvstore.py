@@ -192,3 +192,18 @@ def test_kvstore_bad_input():
     with pytest.raises(mx.MXNetError, match="unknown kvstore type 'bogus'.*local"):
         mx.kv.create("bogus")
     assert mx.kvstore.create is mx.kv.create
+
+
+@pytest.mark.parametrize("on_kvstore", [None, False])
+def test_scheduler_counts_one_update_per_step_across_devices(on_kvstore):
+    x = _two_ctx_param()
+    sched = mx.lr_scheduler.FactorScheduler(2, factor=0.1, base_lr=1.0)
+    trainer = gluon.Trainer([x], "sgd", {"learning_rate": 1.0, "lr_scheduler": sched},
+                            update_on_kvstore=on_kvstore)
+    rates = []
+    for _ in range(5):
+        _backward_plus_one(x)
+        trainer.step(1)
+        rates.append(trainer.learning_rate)
+    assert rates == pytest.approx([1.0, 1.0, 0.1, 0.1, 0.01])
+    assert trainer._optimizer.num_update == 5

@@ -122,6 +122,8 @@ class Trainer:
         else:
             self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
         self._updaters = [opt.get_updater(self._optimizer) for _ in self._contexts]
+        for device, updater in enumerate(self._updaters):
+            updater._device_id = device
 
     # -- kvstore ----------------------------------------------------------------------------------
     def _init_kvstore(self):

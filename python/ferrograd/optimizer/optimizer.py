@@ -249,6 +249,9 @@ class Updater:
         self.states = {}
         self.states_synced = {}
         self.aggregate_updates = optimizer.aggregate_num > 1
+        # The device whose copies this updater serves (gluon.Trainer sets it: arrays on cpu(1)
+        # report cpu(0) in ferrograd, so their context cannot tell the devices apart).
+        self._device_id = None
 
     def __call__(self, index, grad, weight):
         if not isinstance(index, (list, tuple)):
@@ -259,7 +262,8 @@ class Updater:
                 self.states_synced[i] = True
             self.states_synced[i] = True
             # Update counts are kept per device, so copies on several devices count one step.
-            self.optimizer._set_current_context(w.context.device_id)
+            device = self._device_id if self._device_id is not None else w.context.device_id
+            self.optimizer._set_current_context(device)
             self.optimizer.update_multi_precision(i, w, g, self.states[i])
 
     def sync_state_context(self, state, context):  # noqa: ARG002 - every array is on the CPU
