@@ -637,7 +637,57 @@ def numeric_gradient_check(b: Bench) -> dict:
     return b.measure(builders)
 
 
+def resnet18_shapes() -> list:
+    """The parameter shapes of torchvision's ResNet-18 (1000 classes): 11.69M floats."""
+    shapes = [(64, 3, 7, 7), (64,), (64,)]
+    cin = 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        for block in range(2):
+            first_in = cin if block == 0 else cout
+            shapes += [(cout, first_in, 3, 3), (cout,), (cout,)]
+            shapes += [(cout, cout, 3, 3), (cout,), (cout,)]
+            if block == 0 and (stride != 1 or cin != cout):
+                shapes += [(cout, cin, 1, 1), (cout,), (cout,)]
+        cin = cout
+    return shapes + [(1000, 512), (1000,)]
+
+
+def trainer_adam_resnet18(b: Bench) -> dict:
+    """``gluon.Trainer.step`` with Adam over ResNet-18's parameter set (gradients given) vs
+    ``torch.optim.Adam(foreach=True).step()``."""
+    np_, mx, torch = b.np, b.mx, b.torch
+    rng = np_.random.default_rng(0)
+    values = [(rng.standard_normal(s) * 0.05).astype("float32") for s in resnet18_shapes()]
+    grads = [(rng.standard_normal(s) * 0.01).astype("float32") for s in resnet18_shapes()]
+
+    def fg():
+        params = []
+        for i, (v, g) in enumerate(zip(values, grads, strict=True)):
+            p = mx.gluon.Parameter(f"p{i}", shape=v.shape)
+            p.initialize(init=mx.init.Zero())
+            p.set_data(mx.nd.array(v))
+            p.grad()[:] = mx.nd.array(g)
+            params.append(p)
+        trainer = mx.gluon.Trainer(params, "adam", {"learning_rate": 1e-3})
+        arrays = [p.data() for p in params]
+        # Trainer.step skips a gradient no backward wrote; mark them fresh as backward would.
+        return case("for a in arrays:\n    a._fresh_grad = True\ntrainer.step(1)",
+                    arrays=arrays, trainer=trainer)
+
+    def pt():
+        params = []
+        for v, g in zip(values, grads, strict=True):
+            p = torch.nn.Parameter(torch.from_numpy(v.copy()))
+            p.grad = torch.from_numpy(g.copy())
+            params.append(p)
+        opt = torch.optim.Adam(params, lr=1e-3, foreach=True)
+        return case("opt.step()", opt=opt)
+
+    return b.measure({"ferrograd": fg, "torch": pt})
+
+
 F32 = 4
+RESNET18_PARAMS = 11_689_512
 WORKLOADS = [
     Workload("add 16 f32", "tiny", tiny_add, Target("max_time", 1.5e-6)),
     Workload("nd.Activation(x, act_type='relu') 16 f32", "tiny",
@@ -696,6 +746,9 @@ WORKLOADS = [
              "gluon", gluon_resnet_hybrid, Target("max_overhead", 1.05)),
     Workload("Gluon MLP 784-512-512-10 imperative step, batch 128 (vs raw nd ops)", "gluon",
              gluon_mlp_imperative, Target("max_overhead", 1.1)),
+    # Adam reads weight, grad, mean, var and writes weight, mean, var: 7 floats per parameter.
+    Workload("Trainer.step Adam, ResNet-18 params (11.7M f32)", "optimizer",
+             trainer_adam_resnet18, Target("vs_torch", 1.0), 7 * F32 * RESNET18_PARAMS, "GB/s"),
 ]
 
 

@@ -16,6 +16,8 @@ from . import (
            image,
            initializer,
            io,
+           kvstore,
+           lr_scheduler,
            metric,
            model,
            module,
@@ -24,6 +26,7 @@ from . import (
            ndarray,
            onnx,
            operator,
+           optimizer,
            recordio,
            runtime,
            symbol,
@@ -32,6 +35,7 @@ from . import (
            visualization,
 )
 from . import initializer as init
+from . import kvstore as kv
 from . import module as mod
 from . import monitor as mon
 from . import ndarray as nd
@@ -75,3 +79,4 @@ __all__ += ["module", "mod"]
 __all__ += ["callback"]
 __all__ += ["monitor", "mon"]
 __all__ += ["metric", "recordio"]
+__all__ += ["optimizer", "lr_scheduler", "kvstore", "kv"]

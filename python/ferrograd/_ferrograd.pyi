@@ -341,6 +341,10 @@ def _full(shape: _ShapeLike, value: float, dtype: _DTypeLike) -> NDArray:
     """An array of ``shape`` filled with ``value``."""
 
 
+def _update_inplace(name: str, arrays: list[NDArray], **params: Any) -> None:
+    """Runs the fused optimizer update ``name`` writing the weight arrays in place."""
+
+
 def _from_numpy(ndarray: np.ndarray[Any, Any], zero_copy: bool = True) -> NDArray:
     """An array over a NumPy array's memory (or a copy when ``zero_copy`` is False)."""
 

@@ -138,6 +138,7 @@ from ._mx_misc import (
     same_symbol_structure,
     shuffle_csr_column_indices,
 )
+from ._mx_optim_compare import compare_optimizer, compare_optimizer_noise_seeded
 from ._mx_stats import (
     chi_square_check,
     gen_buckets_probs_with_ppf,

@@ -45,6 +45,27 @@ fn shape_of(shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
     Ok(v.into_iter().map(|d| d as usize).collect())
 }
 
+/// Runs the fused optimizer update `name` writing the weight arrays in place (see
+/// `ferrograd::ops::optim::update_in_place`); the optimizers' fast path.
+#[pyfunction]
+#[pyo3(signature = (name, arrays, **params))]
+fn _update_inplace(
+    py: Python<'_>,
+    name: &str,
+    arrays: Vec<PyRef<'_, PyNDArray>>,
+    params: Option<&Bound<'_, PyDict>>,
+) -> PyResult<()> {
+    let mut attrs = ferrograd::ops::Attrs::new(name);
+    if let Some(kw) = params {
+        for (k, v) in kw.iter() {
+            attrs.items.push((k.extract::<String>()?, attr_value(&v)?));
+        }
+    }
+    let xs: Vec<NDArray> = arrays.iter().map(|a| a.inner.clone()).collect();
+    let work = xs.iter().map(NDArray::size).sum();
+    enter(py, is_heavy(work), move || ferrograd::ops::optim::update_in_place(name, &attrs, &xs))
+}
+
 /// An array of `shape` filled with `value`.
 #[pyfunction]
 fn _full(py: Python<'_>, shape: &Bound<'_, PyAny>, value: f64, dtype: &Bound<'_, PyAny>) -> PyResult<PyNDArray> {
@@ -137,6 +158,7 @@ fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ndarray::_init_context, m)?)?;
     m.add_function(wrap_pyfunction!(_array, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
+    m.add_function(wrap_pyfunction!(_update_inplace, m)?)?;
     m.add_function(wrap_pyfunction!(_random_seed, m)?)?;
     m.add_function(wrap_pyfunction!(_random_uniform, m)?)?;
     m.add_function(wrap_pyfunction!(_random_normal, m)?)?;

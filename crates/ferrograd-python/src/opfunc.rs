@@ -181,6 +181,30 @@ impl OpFunc {
         };
         match out {
             None => Ok(result),
+            // A list of arrays (`multi_sgd_update(..., out=[w0, w1])`) takes one output each.
+            Some(o) if o.bind(py).is_instance_of::<PyList>() || o.bind(py).is_instance_of::<PyTuple>() => {
+                let (targets, results) = (o.bind(py), result.bind(py));
+                let n = targets.len()?;
+                let results: Vec<Bound<'_, PyAny>> = if results.is_instance_of::<PyList>() {
+                    results.try_iter()?.collect::<PyResult<_>>()?
+                } else {
+                    vec![results.clone()]
+                };
+                if results.len() != n {
+                    return Err(type_err(
+                        py,
+                        format!(
+                            "{name}(): out has {n} arrays but the op has {} outputs",
+                            results.len(),
+                            name = def.name
+                        ),
+                    ));
+                }
+                for (i, r) in results.into_iter().enumerate() {
+                    targets.get_item(i)?.set_item(PySlice::full(py), r)?;
+                }
+                Ok(o)
+            }
             Some(o) => {
                 o.bind(py).set_item(PySlice::full(py), result)?;
                 Ok(o)
@@ -224,6 +248,13 @@ pub(crate) fn attr_value(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
     if v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>() {
         if let Ok(t) = v.extract::<Vec<i64>>() {
             return Ok(AttrValue::Tuple(t));
+        }
+        // Floats (`multi_sgd_update`'s `lrs`): MXNet's string form, each float as Python writes it.
+        if v.try_iter()?.any(|e| e.is_ok_and(|e| e.is_instance_of::<pyo3::types::PyFloat>())) {
+            let parts: Vec<String> =
+                v.try_iter()?.map(|e| e.and_then(|e| e.repr()?.extract())).collect::<PyResult<_>>()?;
+            let comma = if parts.len() == 1 { "," } else { "" };
+            return Ok(AttrValue::Str(format!("({}{comma})", parts.join(", "))));
         }
         // Entries may be None (slice's open ends): MXNet's string form `(1, None)`.
         let parts: Vec<Option<i64>> = v.extract()?;

@@ -1,12 +1,13 @@
 """``mx.gluon``: Parameters, Blocks (hybridized onto the Executor), SymbolBlock, ``nn`` layers."""
 
-from . import block, contrib, data, loss, model_zoo, nn, parameter, utils
+from . import block, contrib, data, loss, model_zoo, nn, parameter, trainer, utils
 from ._export import SymbolBlock
 from .block import Block, HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
+from .trainer import Trainer
 
 block.SymbolBlock = SymbolBlock  # MXNet's home of the class
 
 __all__ = ["block", "contrib", "nn", "parameter", "data", "loss", "model_zoo", "utils", "Block",
            "HybridBlock", "SymbolBlock", "Constant", "DeferredInitializationError", "Parameter",
-           "ParameterDict"]
+           "ParameterDict", "trainer", "Trainer"]

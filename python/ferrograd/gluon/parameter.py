@@ -88,6 +88,7 @@ class Parameter:
         self._ctx_list = None
         self._deferred_init = ()
         self._var = None
+        self._trainer = None
         self._grad_req = None
         self.grad_req = grad_req
 
@@ -279,8 +280,19 @@ class Parameter:
             raise _not_initialized(self.name)
         return self._ctx_list
 
+    def _set_trainer(self, trainer):
+        """Records the Trainer updating this Parameter (one only for sparse Parameters)."""
+        if self._stype != "default" and self._trainer and trainer and self._trainer is not trainer:
+            raise RuntimeError(f"Failed to set the trainer for Parameter '{self.name}' because it "
+                               "was already set. More than one trainers for a "
+                               f"{self._stype} Parameter is not supported.")
+        self._trainer = trainer
+
     def set_data(self, data):
         """Overwrite the values on every context (shape must agree with the known shape)."""
+        trainer = self._trainer
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore:
+            trainer._reset_kvstore()  # the kvstore holds the old values
         if not isinstance(data, nd.NDArray):
             data = nd.array(np.asarray(data), dtype=self.dtype)
         self.shape = data.shape

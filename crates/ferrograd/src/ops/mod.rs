@@ -35,6 +35,7 @@ pub mod indexing;
 pub mod linalg;
 pub mod matmul;
 pub mod nn;
+pub mod optim;
 pub mod ordering;
 pub mod params;
 pub mod partial;

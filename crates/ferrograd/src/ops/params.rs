@@ -175,6 +175,37 @@ impl ParamType for Vec<i64> {
     }
 }
 
+/// A tuple of floats (`multi_sgd_update`'s `lrs`): `(0.1, 0.2)`, a single number, or MXNet's
+/// string `'(0.1, 0.2)'`.
+impl ParamType for Vec<f64> {
+    fn py_type() -> String {
+        "tuple[float, ...]".into()
+    }
+    fn parse(v: &AttrValue) -> std::result::Result<Vec<f64>, String> {
+        let want = || "a tuple of floats".to_string();
+        match v {
+            AttrValue::Tuple(t) => Ok(t.iter().map(|&i| i as f64).collect()),
+            AttrValue::Int(i) => Ok(vec![*i as f64]),
+            AttrValue::Float(f) => Ok(vec![*f]),
+            AttrValue::Str(s) => {
+                let inner = s.trim().trim_start_matches(['(', '[']).trim_end_matches([')', ']']);
+                inner
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(|p| parse_py_float(p).ok_or_else(want))
+                    .collect()
+            }
+            _ => Err(want()),
+        }
+    }
+    fn to_value(&self) -> AttrValue {
+        let parts: Vec<String> = self.iter().map(|f| fmt_float(*f)).collect();
+        let comma = if parts.len() == 1 { "," } else { "" };
+        AttrValue::Str(format!("({}{comma})", parts.join(", ")))
+    }
+}
+
 /// A tuple whose entries may be `None` (`slice`'s open ends): `(1, None)`.
 impl ParamType for Vec<Option<i64>> {
     fn py_type() -> String {

@@ -41,6 +41,7 @@ const MODULES: &[&[OpDef]] = &[
     super::conv::norm::DEFS,
     super::conv::upsampling::DEFS,
     super::conv::l2norm::DEFS,
+    super::optim::DEFS,
 ];
 
 /// Every registered op, each once.

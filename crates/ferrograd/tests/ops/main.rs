@@ -18,6 +18,7 @@ mod input_delta;
 mod nn_cases;
 mod nn_loss_cases;
 mod norm_cases;
+mod optim_cases;
 mod ordering_cases;
 mod pool_cases;
 mod registry;
@@ -49,6 +50,7 @@ family_tests! {
     forward_shape, grad_shape => "shape";
     forward_indexing, grad_indexing => "indexing";
     forward_shape_more, grad_shape_more => "shape_more";
+    forward_optim, grad_optim => "optim";
     forward_elem_extra, grad_elem_extra => "elem_extra";
     forward_ordering, grad_ordering => "ordering";
     forward_conv, grad_conv => "conv";

@@ -6,6 +6,7 @@
 use crate::common::*;
 use crate::compat_cases as cg;
 use crate::elem_extra_cases as ee;
+use crate::optim_cases as op;
 use crate::ordering_cases as oc;
 use crate::sampling_dists_cases as sd;
 use crate::shape_more_cases as sm;
@@ -43,6 +44,7 @@ pub const FAMILIES: &[&str] = &[
     "conv",
     "nn",
     "loss",
+    "optim",
 ];
 
 fn none() -> Params {
@@ -133,6 +135,28 @@ fn zipf_p() -> Params {
 }
 fn smooth_p() -> Params {
     vec![("scalar", float(2.0))]
+}
+
+fn op_lr() -> Params {
+    op::lr_p()
+}
+fn op_mom() -> Params {
+    op::mom_p()
+}
+fn op_t() -> Params {
+    op::t_p()
+}
+fn op_lamb1() -> Params {
+    op::lamb1_p()
+}
+fn op_lamb2() -> Params {
+    vec![("lr", float(0.1))]
+}
+fn op_adamw() -> Params {
+    op::adamw_p()
+}
+fn op_multi() -> Params {
+    op::multi_p()
 }
 
 macro_rules! table {
@@ -370,6 +394,27 @@ table! {
     "make_loss" => loss, none, nl::make_loss, Some(nl::make_loss_grad);
     "BlockGrad" => loss, none, nl::block_grad, Some(nl::block_grad_grad);
     "Dropout" => loss, none, nl::dropout, Some(nl::dropout_grad);
+    "sgd_update" => optim, op_lr, op::update, NONDIFF;
+    "sgd_mom_update" => optim, op_mom, op::update, NONDIFF;
+    "mp_sgd_update" => optim, op_lr, op::multi_single, NONDIFF;
+    "mp_sgd_mom_update" => optim, op_mom, op::multi_single, NONDIFF;
+    "signsgd_update" => optim, op_lr, op::update, NONDIFF;
+    "signum_update" => optim, op_mom, op::update, NONDIFF;
+    "nag_mom_update" => optim, op_mom, op::update, NONDIFF;
+    "mp_nag_mom_update" => optim, op_mom, op::multi_single, NONDIFF;
+    "adam_update" => optim, op_lr, op::update, NONDIFF;
+    "_adamw_update" => optim, op_adamw, op::adamw, NONDIFF;
+    "_mp_adamw_update" => optim, op_adamw, op::adamw, NONDIFF;
+    "rmsprop_update" => optim, op_lr, op::update, NONDIFF;
+    "rmspropalex_update" => optim, op_lr, op::update, NONDIFF;
+    "ftrl_update" => optim, op_lr, op::update, NONDIFF;
+    "ftml_update" => optim, op_t, op::update, NONDIFF;
+    "lamb_update_phase1" => optim, op_lamb1, op::update, NONDIFF;
+    "lamb_update_phase2" => optim, op_lamb2, op::lamb2, NONDIFF;
+    "multi_sgd_update" => optim, op_multi, op::multi, NONDIFF;
+    "multi_sgd_mom_update" => optim, op_multi, op::multi, NONDIFF;
+    "multi_mp_sgd_update" => optim, op_multi, op::multi, NONDIFF;
+    "multi_mp_sgd_mom_update" => optim, op_multi, op::multi, NONDIFF;
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.
