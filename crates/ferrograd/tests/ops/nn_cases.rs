@@ -231,6 +231,7 @@ pub fn embedding_grad(name: &'static str) {
 
 fn act_ref(act: &str, x: f64, slope: f64, gamma: f64) -> f64 {
     let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+    let slope = slope as f32 as f64; // MXNet's slope is a float32 parameter
     match act {
         "relu" => x.max(0.0),
         "sigmoid" => sig(x),
@@ -255,7 +256,7 @@ fn act_ref(act: &str, x: f64, slope: f64, gamma: f64) -> f64 {
             let (a, l) = (1.673_263_242_354_377_3, 1.050_700_987_355_480_5);
             l * if x > 0.0 { x } else { a * (x.exp() - 1.0) }
         }
-        "gelu" => 0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x.powi(3))).tanh()),
+        "gelu" => 0.5 * x * (1.0 + crate::elem_extra_cases::erf_ref(x / std::f64::consts::SQRT_2)),
         "prelu" => {
             if x > 0.0 {
                 x

@@ -7,8 +7,9 @@
 //! branch's derivative only for `x > 0`, so at exactly 0 the derivative is the negative side's
 //! (0 for relu, `slope` for leaky, `slope` for elu, `λ·α` for selu, `gamma` for prelu).
 //!
-//! `gelu` is MXNet 1.x's tanh approximation
-//! `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`. `rrelu` is not supported.
+//! `gelu` is the exact form MXNet 1.9.1 computes, `0.5·x·(1 + erf(x/√2))`. `slope` is rounded to
+//! float32 before use, as MXNet stores it (so float64 results match MXNet's). `rrelu` is not
+//! supported.
 
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use super::float_only;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::binary::BinaryKind;
+use crate::ops::elementwise_extra::erf;
 use crate::ops::params::{OpDef, OpParams, ParamEnum};
 use crate::ops::unary::{Unary, UnaryKind};
 use crate::ops::{Ctx, Grad, Op, Saves, Val};
@@ -147,8 +149,7 @@ pub struct LeakyReluParams {
 
 const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
 const SELU_LAMBDA: f64 = 1.050_700_987_355_480_5;
-const GELU_C: f64 = 0.044_715;
-const GELU_K: f64 = 0.797_884_560_802_865_4; // √(2/π)
+const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7; // 1/√(2π)
 
 /// `LeakyReLU(data, gamma?, act_type, slope)`; `gamma` only for prelu.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -158,6 +159,10 @@ pub struct LeakyReLU {
 }
 
 impl LeakyReLU {
+    /// `slope` as MXNet uses it: a float32 parameter.
+    fn slope(&self) -> f64 {
+        self.slope as f32 as f64
+    }
     /// The shape `gamma` broadcasts to against data of `shape`: `(1, C, 1, ...)`.
     fn gamma_bshape(&self, shape: &[usize], gamma: &[usize]) -> Result<Vec<usize>> {
         let n: usize = gamma.iter().product();
@@ -216,7 +221,7 @@ impl Op for LeakyReLU {
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let x = &inputs[0];
-        let a = self.slope;
+        let a = self.slope();
         match self.act {
             LeakyType::Leaky => map_f64(x, &mut outputs[0], move |v| if v > 0.0 { v } else { a * v }),
             LeakyType::Elu => map_f64(x, &mut outputs[0], move |v| if v > 0.0 { v } else { a * v.exp_m1() }),
@@ -224,7 +229,7 @@ impl Op for LeakyReLU {
                 map_f64(x, &mut outputs[0], |v| SELU_LAMBDA * if v > 0.0 { v } else { SELU_ALPHA * v.exp_m1() })
             }
             LeakyType::Gelu => {
-                map_f64(x, &mut outputs[0], |v| 0.5 * v * (1.0 + (GELU_K * (v + GELU_C * v * v * v)).tanh()))
+                map_f64(x, &mut outputs[0], |v| 0.5 * v * (1.0 + erf(v * std::f64::consts::FRAC_1_SQRT_2)))
             }
             LeakyType::Prelu => {
                 let bshape = self.gamma_bshape(x.shape(), inputs[1].shape())?;
@@ -253,14 +258,14 @@ impl Op for LeakyReLU {
             LeakyType::Leaky => {
                 // d = slope + (1 - slope)·[x > 0]
                 let m = g.scalar(BinaryKind::Gt, x, 0.0, false)?;
-                let d = g.mul_scalar(m, 1.0 - self.slope)?;
-                let d = g.add_scalar(d, self.slope)?;
+                let d = g.mul_scalar(m, 1.0 - self.slope())?;
+                let d = g.add_scalar(d, self.slope())?;
                 Ok(vec![Some(g.mul(h, d)?)])
             }
             LeakyType::Elu | LeakyType::Selu => {
                 // d = [x > 0] + [x <= 0]·c·exp(min(x, 0)), scaled by λ for selu.
                 let (c, lam) = if self.act == LeakyType::Elu {
-                    (self.slope, 1.0)
+                    (self.slope(), 1.0)
                 } else {
                     (SELU_ALPHA * SELU_LAMBDA, SELU_LAMBDA)
                 };
@@ -275,24 +280,17 @@ impl Op for LeakyReLU {
                 Ok(vec![Some(g.mul(h, d)?)])
             }
             LeakyType::Gelu => {
-                // y = 0.5·x·(1 + t), t = tanh(u), u = k·(x + c·x³):
-                // dy/dx = 0.5·(1 + t) + 0.5·x·(1 - t²)·k·(1 + 3c·x²).
+                // y = 0.5·x·(1 + erf(x/√2)): dy/dx = 0.5·(1 + erf(x/√2)) + x·φ(x), φ the normal pdf.
+                let xs = g.mul_scalar(x, std::f64::consts::FRAC_1_SQRT_2)?;
+                let e = g.unary(UnaryKind::Erf, xs)?;
+                let cdf = g.add_scalar(e, 1.0)?;
+                let cdf = g.mul_scalar(cdf, 0.5)?;
                 let x2 = g.mul(x, x)?;
-                let x3 = g.mul(x2, x)?;
-                let u = g.mul_scalar(x3, GELU_C)?;
-                let u = g.add(u, x)?;
-                let u = g.mul_scalar(u, GELU_K)?;
-                let t = g.unary(UnaryKind::Tanh, u)?;
-                let a = g.add_scalar(t, 1.0)?;
-                let a = g.mul_scalar(a, 0.5)?;
-                let t2 = g.mul(t, t)?;
-                let sech2 = g.rsub_scalar(1.0, t2)?;
-                let du = g.mul_scalar(x2, 3.0 * GELU_C * GELU_K)?;
-                let du = g.add_scalar(du, GELU_K)?;
-                let b = g.mul(sech2, du)?;
-                let b = g.mul(b, x)?;
-                let b = g.mul_scalar(b, 0.5)?;
-                let d = g.add(a, b)?;
+                let x2 = g.mul_scalar(x2, -0.5)?;
+                let pdf = g.unary(UnaryKind::Exp, x2)?;
+                let pdf = g.mul_scalar(pdf, FRAC_1_SQRT_2PI)?;
+                let xp = g.mul(x, pdf)?;
+                let d = g.add(cdf, xp)?;
                 Ok(vec![Some(g.mul(h, d)?)])
             }
             LeakyType::Prelu => {
