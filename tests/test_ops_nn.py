@@ -71,18 +71,20 @@ def test_fully_connected_flatten_and_no_bias():
 
 def test_batchnorm_updates_moving_stats_only_in_training():
     x = f64(8, 3, 2)
+    # MXNet's default eps and its momentum are float32 values
+    eps, m = float(np.float32(1e-3)), float(np.float32(0.9))
     gamma, beta = nd.ones(3, dtype="float64"), nd.zeros(3, dtype="float64")
     mm, mv = nd.zeros(3, dtype="float64"), nd.ones(3, dtype="float64")
     y = nd.BatchNorm(x, gamma, beta, mm, mv)  # predict mode: moving statistics, unchanged
-    np.testing.assert_allclose(y.asnumpy(), x.asnumpy() / np.sqrt(1 + 1e-3), rtol=1e-12)
+    np.testing.assert_allclose(y.asnumpy(), x.asnumpy() / np.sqrt(1 + eps), rtol=1e-12)
     assert mm.asnumpy().tolist() == [0, 0, 0]
     with autograd.record():  # training mode
         y = nd.BatchNorm(x, gamma, beta, mm, mv, momentum=0.9)
     xn = x.asnumpy()
     mean, var = xn.mean(axis=(0, 2)), xn.var(axis=(0, 2))
-    np.testing.assert_allclose(mm.asnumpy(), 0.1 * mean, rtol=1e-12)
-    np.testing.assert_allclose(mv.asnumpy(), 0.9 + 0.1 * var, rtol=1e-12)
-    want = (xn - mean[None, :, None]) / np.sqrt(var[None, :, None] + 1e-3)
+    np.testing.assert_allclose(mm.asnumpy(), (1 - m) * mean, rtol=1e-12)
+    np.testing.assert_allclose(mv.asnumpy(), m + (1 - m) * var, rtol=1e-12)
+    want = (xn - mean[None, :, None]) / np.sqrt(var[None, :, None] + eps)
     np.testing.assert_allclose(y.asnumpy(), want, rtol=1e-10)
 
 
@@ -119,8 +121,9 @@ def test_activation_and_leaky_relu_variants():
             "softrelu": np.log1p(np.exp(xn)), "softsign": xn / (1 + np.abs(xn))}
     for act, want in refs.items():
         np.testing.assert_allclose(nd.Activation(x, act_type=act).asnumpy(), want, rtol=1e-10)
+    slope = float(np.float32(0.1))  # a float32 parameter in MXNet
     np.testing.assert_allclose(nd.LeakyReLU(x, slope=0.1).asnumpy(),
-                               np.where(xn > 0, xn, 0.1 * xn), rtol=1e-12)
+                               np.where(xn > 0, xn, slope * xn), rtol=1e-12)
     gamma = nd.array([0.5, 0.1, 0.2, 0.3], dtype="float64")
     np.testing.assert_allclose(nd.LeakyReLU(x, gamma, act_type="prelu").asnumpy(),
                                np.where(xn > 0, xn, gamma.asnumpy() * xn), rtol=1e-12)

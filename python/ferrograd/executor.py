@@ -9,7 +9,7 @@ import os
 
 import numpy as _np
 
-from .base import MXNetError
+from .base import MXNetError, ShapeError
 from .context import Context
 from .ndarray import NDArray, array, zeros
 
@@ -21,15 +21,11 @@ _GRAD_REQ_MAP = {"null": 0, "write": 1, "add": 3}
 def _as_list(what, values, names, missing_ok):
     """MXNet's list-or-dict argument forms, as a list in ``names`` order."""
     if isinstance(values, dict):
-        out = []
-        for n in names:
-            if n in values:
-                out.append(values[n])
-            elif missing_ok:
-                out.append(None)
-            else:
-                raise ValueError(f"key `{n}` is missing in `{what}`")
-        return out
+        missing = [n for n in names if n not in values]
+        if missing and not missing_ok:
+            more = f" (all missing: {', '.join(missing)})" if len(missing) > 1 else ""
+            raise ValueError(f"key `{missing[0]}` is missing in `{what}`{more}")
+        return [values.get(n) for n in names]
     if isinstance(values, (list, tuple)):
         if len(values) != len(names):
             raise ValueError(f"Length of {what} does not match the number of arguments")
@@ -249,17 +245,28 @@ class Executor:
         self._monitor = callback
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
-        """Copies values into the bound arrays by name (cast to each destination's dtype)."""
-        for name, value in arg_params.items():
-            if name in self.arg_dict:
-                self.arg_dict[name][:] = value.astype(self.arg_dict[name].dtype)
-            elif not allow_extra_params:
-                raise ValueError(f'Find name "{name}" that is not in the arguments')
-        for name, value in (aux_params or {}).items():
-            if name in self.aux_dict:
-                self.aux_dict[name][:] = value.astype(self.aux_dict[name].dtype)
-            elif not allow_extra_params:
-                raise ValueError(f"Find name {name} that is not in the auxiliary states")
+        """Copies values into the bound arrays by name (cast to each destination's dtype).
+
+        Every name and shape is checked before anything is copied, so a bad set of parameters
+        leaves the executor's arrays as they were."""
+        pairs = []
+        for params, dst, kind in ((arg_params, self.arg_dict, "arguments"),
+                                  (aux_params or {}, self.aux_dict, "auxiliary states")):
+            extra = [n for n in params if n not in dst]
+            if extra and not allow_extra_params:
+                name = f'"{extra[0]}"' if kind == "arguments" else extra[0]
+                more = f" (names not in the {kind}: {', '.join(extra)})" if len(extra) > 1 else ""
+                raise ValueError(f"Find name {name} that is not in the {kind}{more}")
+            for n, value in params.items():
+                if n not in dst:
+                    continue
+                if tuple(value.shape) != tuple(dst[n].shape):
+                    raise ShapeError(f"copy_params_from: parameter '{n}' has shape "
+                                     f"{tuple(value.shape)} in the given params, but the bound "
+                                     f"symbol needs {tuple(dst[n].shape)}")
+                pairs.append((dst[n], value))
+        for dst, value in pairs:
+            dst[:] = value.astype(dst.dtype)
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for new input shapes; arrays whose shape is unchanged are shared."""

@@ -479,8 +479,15 @@ def load(fname):
     """Reads a symbol saved by :meth:`Symbol.save` (MXNet's JSON format)."""
     if not isinstance(fname, str):
         raise TypeError("fname need to be string")
-    with open(fname) as f:
-        return load_json(f.read())
+    try:
+        with open(fname) as f:
+            text = f.read()
+    except OSError as e:
+        raise MXNetError(f"symbol.load: cannot read '{fname}': {e.strerror or e}") from e
+    try:
+        return load_json(text)
+    except MXNetError as e:
+        raise type(e)(f"symbol.load: '{fname}': {e}") from e
 
 
 def load_json(json_str):

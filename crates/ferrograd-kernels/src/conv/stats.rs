@@ -130,15 +130,17 @@ pub fn channel_dot<T: Element>(u: &[T], v: &[T], outer: usize, mid: usize, inner
     })
 }
 
-/// `y = u·a + v·k + c` with per-`mid` coefficients of the `(outer, mid, inner)` view.
+/// `y = u·a + (v - μ)·k + c` with per-`mid` coefficients of the `(outer, mid, inner)` view.
+/// Centring `v` before scaling keeps float32 precise when `v`'s spread is small beside its mean
+/// (BatchNorm's gradient; `v·k - μ·k` would cancel).
 #[allow(clippy::too_many_arguments)]
-pub fn channel_affine2<T: PoolFloat>(
+pub fn channel_affine2<T: PoolFloat + std::ops::Sub<Output = T>>(
     u: &[T],
     v: &[T],
     inner: usize,
     mid: usize,
     a: &[T],
-    k: &[T],
+    (mu, k): (&[T], &[T]),
     c: &[T],
     y: &mut [T],
 ) {
@@ -149,9 +151,9 @@ pub fn channel_affine2<T: PoolFloat>(
             let pos = start + i;
             let m = (pos / inner) % mid.max(1);
             let run = (inner - pos % inner).min(ys.len() - i);
-            let (av, kv, cv) = (a[m], k[m], c[m]);
+            let (av, mv, kv, cv) = (a[m], mu[m], k[m], c[m]);
             for ((yv, &uv), &vv) in ys[i..i + run].iter_mut().zip(&u[pos..pos + run]).zip(&v[pos..pos + run]) {
-                *yv = uv * av + vv * kv + cv;
+                *yv = uv * av + (vv - mv) * kv + cv;
             }
             i += run;
         }

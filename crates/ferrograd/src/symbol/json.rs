@@ -97,10 +97,40 @@ fn entry(v: &Value, n_nodes: usize, what: &str) -> Result<(usize, usize)> {
     Ok((id, idx))
 }
 
+/// Names every operator of the graph the registry lacks at once (JSON from a newer MXNet often
+/// has several), with the MXNet version that wrote the file when it says.
+fn check_known_ops(root: &Value, nodes: &[Value]) -> Result<()> {
+    let mut unknown: Vec<(&str, &str)> = Vec::new(); // (op, first node using it)
+    for nv in nodes {
+        let (Some(op), Some(name)) = (nv.get("op").and_then(Value::as_str), nv.get("name").and_then(Value::as_str))
+        else {
+            continue;
+        };
+        if op != "null" && registry::lookup(op).is_none() && !unknown.iter().any(|&(u, _)| u == op) {
+            unknown.push((op, name));
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    // MXNet writes its version as `"attrs": {"mxnet_version": ["int", 10901]}`.
+    let version = root
+        .pointer("/attrs/mxnet_version/1")
+        .and_then(Value::as_u64)
+        .map(|v| format!(" (the file was written by MXNet {}.{}.{})", v / 10000, v / 100 % 100, v % 100))
+        .unwrap_or_default();
+    Err(bad(format!(
+        "Cannot find operator{} {} in the ferrograd op registry{version}",
+        if unknown.len() > 1 { "s" } else { "" },
+        unknown.iter().map(|(op, name)| format!("'{op}' (node '{name}')")).collect::<Vec<_>>().join(", ")
+    )))
+}
+
 /// Parses MXNet symbol JSON.
 pub fn from_json(text: &str) -> Result<Symbol> {
     let root: Value = serde_json::from_str(text).map_err(|e| bad(format!("malformed JSON: {e}")))?;
     let nodes_v = root.get("nodes").and_then(Value::as_array).ok_or_else(|| bad("missing the 'nodes' list"))?;
+    check_known_ops(&root, nodes_v)?;
     let mut nodes: Vec<Arc<SymNode>> = Vec::with_capacity(nodes_v.len());
     for (i, nv) in nodes_v.iter().enumerate() {
         let op_name = nv.get("op").and_then(Value::as_str).ok_or_else(|| bad(format!("node {i} has no 'op'")))?;

@@ -13,7 +13,7 @@ use crate::common::*;
 use crate::gradcheck::{build, check};
 
 /// erf by composite Simpson integration of 2/√π e^{-t²} (4000 intervals).
-fn erf_ref(x: f64) -> f64 {
+pub fn erf_ref(x: f64) -> f64 {
     let n = 4000;
     let h = x / n as f64;
     let f = |t: f64| (-t * t).exp();

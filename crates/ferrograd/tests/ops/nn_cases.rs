@@ -231,6 +231,7 @@ pub fn embedding_grad(name: &'static str) {
 
 fn act_ref(act: &str, x: f64, slope: f64, gamma: f64) -> f64 {
     let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+    let slope = slope as f32 as f64; // MXNet's slope is a float32 parameter
     match act {
         "relu" => x.max(0.0),
         "sigmoid" => sig(x),
@@ -255,7 +256,7 @@ fn act_ref(act: &str, x: f64, slope: f64, gamma: f64) -> f64 {
             let (a, l) = (1.673_263_242_354_377_3, 1.050_700_987_355_480_5);
             l * if x > 0.0 { x } else { a * (x.exp() - 1.0) }
         }
-        "gelu" => 0.5 * x * (1.0 + erf_ref(x / std::f64::consts::SQRT_2)),
+        "gelu" => 0.5 * x * (1.0 + crate::elem_extra_cases::erf_ref(x / std::f64::consts::SQRT_2)),
         "prelu" => {
             if x > 0.0 {
                 x
@@ -265,20 +266,6 @@ fn act_ref(act: &str, x: f64, slope: f64, gamma: f64) -> f64 {
         }
         other => panic!("no reference for {other}"),
     }
-}
-
-/// erf by its Maclaurin series (exact to ~1e-13 for |x| <= 3.5); ±1 beyond 6, where erfc < 1e-17.
-fn erf_ref(x: f64) -> f64 {
-    if x.abs() >= 6.0 {
-        return x.signum();
-    }
-    assert!(x.abs() <= 3.5, "erf_ref: {x} is outside the series' range");
-    let (mut term, mut sum) = (x, x);
-    for n in 1..120 {
-        term *= -x * x / n as f64;
-        sum += term / (2 * n + 1) as f64;
-    }
-    sum * 2.0 / std::f64::consts::PI.sqrt()
 }
 
 const ACTS: &[&str] = &["relu", "sigmoid", "tanh", "softsign", "softrelu"];

@@ -41,12 +41,13 @@ fn bn_ref(
         var = (0..c)
             .map(|k| (0..x.size()).filter(|&i| ch(i) == k).map(|i| (xv[i] - mean[k]).powi(2)).sum::<f64>() / m)
             .collect();
+        let mom = 0.9_f32 as f64; // MXNet's momentum is a float32 parameter
         for k in 0..c {
-            nmm[k] = mm[k] * 0.9 + mean[k] * 0.1;
-            nmv[k] = mv[k] * 0.9 + var[k] * 0.1;
+            nmm[k] = mm[k] * mom + mean[k] * (1.0 - mom);
+            nmv[k] = mv[k] * mom + var[k] * (1.0 - mom);
         }
     }
-    let eps = 1e-3;
+    let eps = 1e-3_f32 as f64; // MXNet's default: 1e-3 as a float32
     let out = (0..x.size())
         .map(|i| {
             let k = ch(i);
@@ -218,7 +219,7 @@ pub fn batch_norm_backward(name: &'static str) {
     {
         let ins = bn_bw_inputs(&mut rng, shape, t);
         let v: Vec<Vec<f64>> = ins.iter().map(|a| a.to_f64_vec()).collect();
-        let (c, eps) = (shape[1], 1e-3);
+        let (c, eps) = (shape[1], 1e-3_f32 as f64);
         let ch = |i: usize| unravel(i, shape)[1];
         let n = numel(shape);
         let m = (n / c) as f64;

@@ -127,7 +127,9 @@ fn norm_grad(g: &mut Grad<'_>, a: NormGrad) -> Result<(Val, Option<Val>, Val)> {
 ///
 /// **Moving statistics** are updated in place during the *forward* pass when training
 /// (`autograd.is_training()` / `is_train=True`) and `use_global_stats=False`:
-/// `moving = moving·momentum + batch·(1 - momentum)` (batch variance biased). In prediction, or
+/// `moving = moving·momentum + batch·(1 - momentum)` (batch variance biased, `momentum` rounded
+/// to float32 as MXNet stores it). MXNet applies the same update in the backward pass instead,
+/// so after forward + backward both hold the same statistics. In prediction, or
 /// with `use_global_stats=True`, they are read only. With `fix_gamma=True` (the default) gamma is
 /// treated as 1 and receives a zero gradient.
 #[derive(Clone, Debug, PartialEq)]
@@ -232,7 +234,7 @@ impl Op for BatchNorm {
             write_vec::<T>(&mut outputs[2], &vars)?;
             write_vec::<T>(&mut outputs[3], &[if train { 1.0 } else { 0.0 }])?;
             if train {
-                let mom = self.momentum;
+                let mom = self.momentum as f32 as f64; // a float32 parameter in MXNet
                 for (k, batch) in [(3, &means), (4, &vars)] {
                     let mut h = inputs[k].clone();
                     h.write(|buf, l| {
@@ -443,6 +445,7 @@ impl Op for BatchNormBackward {
             // S1 = Σ gy and Σ gy·x per channel; Σ gy·x̂ = istd·(Σ gy·x - μ·S1).
             let sums = channel_dot::<T>(gy.get(), x.get(), outer, c, inner);
             let (mut a, mut k, mut cc, mut dg, mut db) = (vec![], vec![], vec![], vec![], vec![]);
+            let mu: Vec<T> = mean.iter().map(|&v| v as T).collect();
             for ch in 0..c {
                 let istd = 1.0 / (var[ch] + self.eps).sqrt();
                 let gmv = if self.fix_gamma { 1.0 } else { gamma[ch] };
@@ -450,14 +453,15 @@ impl Op for BatchNormBackward {
                 let s2 = istd * (sx - mean[ch] * s1);
                 let av = istd * gmv;
                 let kv = -av * t * s2 * istd / m + 2.0 * t * gv[ch] / m;
-                let cv = -kv * mean[ch] + t * gm[ch] / m - av * t * s1 / m;
+                // dx = a·gy + k·(x - μ) + c: centred, see channel_affine2
+                let cv = t * gm[ch] / m - av * t * s1 / m;
                 a.push(av as T);
                 k.push(kv as T);
                 cc.push(cv as T);
                 dg.push(if self.fix_gamma { 0.0 } else { s2 });
                 db.push(s1);
             }
-            outputs[0].write_out::<T, _>(|dx| channel_affine2(gy.get(), x.get(), inner, c, &a, &k, &cc, dx))?;
+            outputs[0].write_out::<T, _>(|dx| channel_affine2(gy.get(), x.get(), inner, c, &a, (&mu, &k), &cc, dx))?;
             write_vec::<T>(&mut outputs[1], &dg)?;
             write_vec::<T>(&mut outputs[2], &db)?;
             Ok(())
@@ -619,8 +623,8 @@ impl Op for Norm {
 /// `BatchNorm`'s parameters (also `_backward_BatchNorm`'s).
 #[derive(Clone, Debug, PartialEq, OpParams)]
 pub struct BatchNormParams {
-    /// Added to the variance before the square root.
-    #[param(default = 1e-3)]
+    /// Added to the variance before the square root (MXNet's default is 1e-3 rounded to float32).
+    #[param(default = 0.0010000000474974513)]
     pub eps: f64,
     /// Weight of the old value in the moving-average update.
     #[param(default = 0.9)]

@@ -7,8 +7,9 @@
 //! branch's derivative only for `x > 0`, so at exactly 0 the derivative is the negative side's
 //! (0 for relu, `slope` for leaky, `slope` for elu, `λ·α` for selu, `gamma` for prelu).
 //!
-//! `gelu` is the exact form MXNet 1.9 computes, `0.5·x·(1 + erf(x/√2))` (not the tanh
-//! approximation). `rrelu` is not supported.
+//! `gelu` is the exact form MXNet 1.9.1 computes, `0.5·x·(1 + erf(x/√2))`. `slope` is rounded to
+//! float32 before use, as MXNet stores it (so float64 results match MXNet's). `rrelu` is not
+//! supported.
 
 use std::sync::Arc;
 
@@ -158,6 +159,10 @@ pub struct LeakyReLU {
 }
 
 impl LeakyReLU {
+    /// `slope` as MXNet uses it: a float32 parameter.
+    fn slope(&self) -> f64 {
+        self.slope as f32 as f64
+    }
     /// The shape `gamma` broadcasts to against data of `shape`: `(1, C, 1, ...)`.
     fn gamma_bshape(&self, shape: &[usize], gamma: &[usize]) -> Result<Vec<usize>> {
         let n: usize = gamma.iter().product();
@@ -216,7 +221,7 @@ impl Op for LeakyReLU {
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let x = &inputs[0];
-        let a = self.slope;
+        let a = self.slope();
         match self.act {
             LeakyType::Leaky => map_f64(x, &mut outputs[0], move |v| if v > 0.0 { v } else { a * v }),
             LeakyType::Elu => map_f64(x, &mut outputs[0], move |v| if v > 0.0 { v } else { a * v.exp_m1() }),
@@ -253,14 +258,14 @@ impl Op for LeakyReLU {
             LeakyType::Leaky => {
                 // d = slope + (1 - slope)·[x > 0]
                 let m = g.scalar(BinaryKind::Gt, x, 0.0, false)?;
-                let d = g.mul_scalar(m, 1.0 - self.slope)?;
-                let d = g.add_scalar(d, self.slope)?;
+                let d = g.mul_scalar(m, 1.0 - self.slope())?;
+                let d = g.add_scalar(d, self.slope())?;
                 Ok(vec![Some(g.mul(h, d)?)])
             }
             LeakyType::Elu | LeakyType::Selu => {
                 // d = [x > 0] + [x <= 0]·c·exp(min(x, 0)), scaled by λ for selu.
                 let (c, lam) = if self.act == LeakyType::Elu {
-                    (self.slope, 1.0)
+                    (self.slope(), 1.0)
                 } else {
                     (SELU_ALPHA * SELU_LAMBDA, SELU_LAMBDA)
                 };
@@ -275,17 +280,17 @@ impl Op for LeakyReLU {
                 Ok(vec![Some(g.mul(h, d)?)])
             }
             LeakyType::Gelu => {
-                // y = x·Φ(x), Φ(x) = 0.5·(1 + erf(x/√2)): dy/dx = Φ(x) + x·φ(x), φ(x) = e^(-x²/2)/√(2π).
-                let z = g.mul_scalar(x, std::f64::consts::FRAC_1_SQRT_2)?;
-                let e = g.unary(UnaryKind::Erf, z)?;
+                // y = 0.5·x·(1 + erf(x/√2)): dy/dx = 0.5·(1 + erf(x/√2)) + x·φ(x), φ the normal pdf.
+                let xs = g.mul_scalar(x, std::f64::consts::FRAC_1_SQRT_2)?;
+                let e = g.unary(UnaryKind::Erf, xs)?;
                 let cdf = g.add_scalar(e, 1.0)?;
                 let cdf = g.mul_scalar(cdf, 0.5)?;
                 let x2 = g.mul(x, x)?;
-                let q = g.mul_scalar(x2, -0.5)?;
-                let pdf = g.unary(UnaryKind::Exp, q)?;
+                let x2 = g.mul_scalar(x2, -0.5)?;
+                let pdf = g.unary(UnaryKind::Exp, x2)?;
                 let pdf = g.mul_scalar(pdf, FRAC_1_SQRT_2PI)?;
-                let b = g.mul(x, pdf)?;
-                let d = g.add(cdf, b)?;
+                let xp = g.mul(x, pdf)?;
+                let d = g.add(cdf, xp)?;
                 Ok(vec![Some(g.mul(h, d)?)])
             }
             LeakyType::Prelu => {
@@ -325,7 +330,7 @@ pub const DEFS: &[OpDef] = &[
         name: "LeakyReLU",
         aliases: &[],
         args: &["data", "gamma?"],
-        doc: "Leaky ReLU family: leaky, elu, selu, gelu (exact erf form), prelu (learned gamma per channel, axis 1).",
+        doc: "Leaky ReLU family: leaky, elu, selu, gelu (tanh form), prelu (learned gamma per channel, axis 1).",
         params: LeakyReluParams::schema,
         build: |a| {
             let p = LeakyReluParams::parse(a)?;
