@@ -7,7 +7,7 @@ Argument arrays are used by reference: ``exe.arg_dict['w'] is args['w']``.
 
 import numpy as _np
 
-from .base import MXNetError
+from .base import MXNetError, ShapeError
 from .context import Context
 from .ndarray import NDArray, array, zeros
 
@@ -196,7 +196,10 @@ class Executor:
     def forward(self, is_train=False, **kwargs):
         """Copies ``kwargs`` into the named arguments, runs the graph, returns the outputs."""
         if kwargs:
+            # Every keyword is checked (and converted) before any argument is written, so a bad
+            # one leaves all arguments as they were.
             arg_dict = self.arg_dict
+            writes = []
             for name, value in kwargs.items():
                 if name not in arg_dict:
                     raise TypeError(f"Unknown argument {name}")
@@ -206,7 +209,11 @@ class Executor:
                 if tuple(value.shape) != dst.shape:
                     raise ValueError(f"Shape not match! Argument {name}, need: {dst.shape}, "
                                      f"received: {tuple(value.shape)}")
-                dst[:] = value if isinstance(value, NDArray) else array(value, dtype=dst.dtype)
+                if not isinstance(value, NDArray):
+                    value = array(value, dtype=dst.dtype)
+                writes.append((dst, value))
+            for dst, value in writes:
+                dst[:] = value
         self.handle.forward(bool(is_train), self._monitor)
         return self.outputs
 
@@ -235,17 +242,28 @@ class Executor:
         self._monitor = callback
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
-        """Copies values into the bound arrays by name (cast to each destination's dtype)."""
-        for name, value in arg_params.items():
-            if name in self.arg_dict:
-                self.arg_dict[name][:] = value.astype(self.arg_dict[name].dtype)
-            elif not allow_extra_params:
-                raise ValueError(f'Find name "{name}" that is not in the arguments')
-        for name, value in (aux_params or {}).items():
-            if name in self.aux_dict:
-                self.aux_dict[name][:] = value.astype(self.aux_dict[name].dtype)
-            elif not allow_extra_params:
-                raise ValueError(f"Find name {name} that is not in the auxiliary states")
+        """Copies values into the bound arrays by name (cast to each destination's dtype).
+
+        Every value must have exactly its destination's shape (MXNet's rule: a wrong checkpoint
+        raises instead of broadcasting into the parameters); all are checked before any is
+        written."""
+        writes = []
+        for params, where, kind in ((arg_params, self.arg_dict, "argument"),
+                                    (aux_params or {}, self.aux_dict, "auxiliary state")):
+            for name, value in params.items():
+                if name not in where:
+                    if allow_extra_params:
+                        continue
+                    if kind == "argument":
+                        raise ValueError(f'Find name "{name}" that is not in the arguments')
+                    raise ValueError(f"Find name {name} that is not in the auxiliary states")
+                dst = where[name]
+                if tuple(value.shape) != dst.shape:
+                    raise ShapeError(f"copy_params_from: {kind} '{name}' has shape {dst.shape}, "
+                                     f"but the value given has shape {tuple(value.shape)}")
+                writes.append((dst, value))
+        for dst, value in writes:
+            dst[:] = value.astype(dst.dtype)
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for new input shapes; arrays whose shape is unchanged are shared."""
