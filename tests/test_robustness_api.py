@@ -136,8 +136,8 @@ def test_gamma_poles_and_limits_match_scipy():
 
 
 def test_gammaln_poles_match_scipy():
-    got = _f64("gammaln", [0.0, -0.0, -1.0, -2.0, -0.5, 1e-300, np.inf])
-    want = [np.inf, np.inf, np.inf, np.inf, 1.2655121234846454, 690.7755278982137, np.inf]
+    got = _f64("gammaln", [0.0, -0.0, -1.0, -2.0, -0.5, 1e-300])
+    want = [np.inf, np.inf, np.inf, np.inf, 1.2655121234846454, 690.7755278982137]
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 

@@ -69,7 +69,7 @@ def test_op_outputs_beyond_memory_raise_memory_error(call, op):
 
 def test_simple_bind_beyond_memory_raises_memory_error():
     net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
-    with pytest.raises(MemoryError, match="simple_bind"):
+    with pytest.raises(MemoryError, match=r"cannot allocate 43980465111040 bytes"):
         net.simple_bind(mx.cpu(), data=(2**40, 10))
     _still_usable()
 
@@ -91,8 +91,8 @@ def test_broadcast_to_an_overflowing_shape_is_a_clear_error(shape):
     lambda: nd.UpSampling(nd.ones((1, 1, 2**20, 2**20)), scale=2**22, sample_type="nearest"),
     lambda: mx.np.broadcast_to(mx.np.ones((1, 1)), (2**32, 2**32)),
     lambda: nd.scatter_nd(nd.ones((1,)), nd.array([[0], [0]]), shape=(2**40, 2**40)),
-    lambda: nd._internal._backward_gather_nd(nd.ones((1,)), nd.array([[0], [0]]),
-                                             shape=(2**40, 2**40)),
+    lambda: nd._backward_gather_nd(nd.ones((1,)), nd.array([[0], [0]]),
+                                   shape=(2**40, 2**40)),
 ], ids=["broadcast_axis", "broadcast_like-to", "Reshape", "UpSampling", "np.broadcast_to",
         "scatter_nd", "_backward_gather_nd"])
 def test_huge_or_overflowing_shapes_raise_cleanly(call):
