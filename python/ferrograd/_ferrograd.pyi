@@ -319,7 +319,9 @@ class OpFunc:
     def __repr__(self) -> str: ...
 
 
-def _init_errors(mxnet: type, shape: type, dtype: type, index: type, value: type) -> None:
+def _init_errors(
+    mxnet: type, shape: type, dtype: type, index: type, value: type, memory: type
+) -> None:
     """Hands ``ferrograd.base``'s exception classes to the native module (at its import)."""
 
 

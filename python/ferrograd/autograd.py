@@ -7,6 +7,7 @@ marked with ``attach_grad()`` or ``mark_variables()``.
 
 from . import _ferrograd as _native
 from ._ferrograd import NDArray
+from .base import UnknownGradReq
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad", "get_symbol",
@@ -89,7 +90,9 @@ def mark_variables(variables, gradients, grad_reqs="write"):
     if isinstance(grad_reqs, str):
         grad_reqs = [grad_reqs] * len(variables)
     for v, g, r in zip(variables, gradients, grad_reqs, strict=True):
-        _GRAD_REQ_MAP[r]  # KeyError for an unknown request, as in MXNet
+        if r not in _GRAD_REQ_MAP:
+            raise UnknownGradReq(f"mark_variables: grad_reqs must be one of 'write', 'add', "
+                                 f"'null', got {r!r}")
         _native._ag_mark_variable(v, g, r)
 
 

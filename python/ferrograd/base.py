@@ -64,6 +64,16 @@ class ValueError_(MXNetError, ValueError):  # noqa: N801
     """Invalid parameter value."""
 
 
+class MemoryError_(MXNetError, MemoryError):  # noqa: N801
+    """Array storage could not be allocated (the message names the op and the bytes)."""
+
+
+class UnknownGradReq(ValueError_, KeyError):
+    """A gradient request other than 'write', 'add', 'null' (a ``KeyError`` too, as in MXNet)."""
+
+    __str__ = ValueError_.__str__  # KeyError would print the message quoted
+
+
 class NotImplementedForSymbol(MXNetError):
     """Raised for NDArray-only methods called on a Symbol."""
 
@@ -103,7 +113,8 @@ __all__ = ["MXNetError", "ShapeError", "DTypeError", "NotImplementedForSymbol", 
 def _hand_classes_to_native():
     from . import _ferrograd
 
-    _ferrograd._init_errors(MXNetError, ShapeError, DTypeError, IndexError_, ValueError_)
+    _ferrograd._init_errors(MXNetError, ShapeError, DTypeError, IndexError_, ValueError_,
+                            MemoryError_)
 
 
 _hand_classes_to_native()

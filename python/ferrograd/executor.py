@@ -206,7 +206,10 @@ class Executor:
     def forward(self, is_train=False, **kwargs):
         """Copies ``kwargs`` into the named arguments, runs the graph, returns the outputs."""
         if kwargs:
+            # Every keyword is checked (and converted) before any argument is written, so a bad
+            # one leaves all arguments as they were.
             arg_dict = self.arg_dict
+            writes = []
             for name, value in kwargs.items():
                 if name not in arg_dict:
                     raise TypeError(f"Unknown argument {name}")
@@ -216,7 +219,11 @@ class Executor:
                 if tuple(value.shape) != dst.shape:
                     raise ValueError(f"Shape not match! Argument {name}, need: {dst.shape}, "
                                      f"received: {tuple(value.shape)}")
-                dst[:] = value if isinstance(value, NDArray) else array(value, dtype=dst.dtype)
+                if not isinstance(value, NDArray):
+                    value = array(value, dtype=dst.dtype)
+                writes.append((dst, value))
+            for dst, value in writes:
+                dst[:] = value
         self.handle.forward(bool(is_train), self._monitor)
         return self.outputs
 

@@ -72,6 +72,37 @@ impl Element for bool {
     }
 }
 
+/// A zero-filled vector of `n` elements, or `None` when the allocator refuses (instead of the
+/// abort `vec![0; n]` does). Zeros come from `alloc_zeroed` (calloc: pages zeroed lazily by the OS).
+pub fn try_alloc_zeroed<T: Element>(n: usize) -> Option<Vec<T>> {
+    if n == 0 || std::mem::size_of::<T>() == 0 {
+        return Some(vec![T::default(); n]);
+    }
+    let layout = std::alloc::Layout::array::<T>(n).ok()?;
+    // SAFETY: the layout has a non-zero size (n > 0, T is not zero-sized).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` comes from the global allocator with exactly the layout of `n` `T`s, and every
+    // `Element` (plain numbers and bool) is valid as all-zero bytes and is `T::default()` there.
+    Some(unsafe { Vec::from_raw_parts(ptr, n, n) })
+}
+
+/// [`alloc_output`] that returns `None` instead of aborting when the allocator refuses.
+#[allow(clippy::uninit_vec)] // deliberate, see alloc_output
+pub fn try_alloc_output<T: Element>(n: usize) -> Option<Vec<T>> {
+    if T::NAME == "bool" || n < 4096 {
+        return try_alloc_zeroed(n);
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).ok()?;
+    // SAFETY: as in `alloc_output`: capacity `n`, plain numeric `T`, all `n` elements written by
+    // the caller before any is read.
+    unsafe { v.set_len(n) };
+    Some(v)
+}
+
 /// Allocates a vector of `n` elements that the caller will overwrite completely.
 ///
 /// Large outputs are not zeroed first: measured, zero-filling (`vec![0.0; n]`, which glibc must

@@ -283,19 +283,32 @@ pub mod methods {
                 Error::Value(format!("attach_grad: stype '{st}' is not supported (ferrograd arrays are dense)")),
             ));
         }
-        let req = GradReq::parse(grad_req).map_err(|_| pyo3::exceptions::PyKeyError::new_err(grad_req.to_string()))?;
+        let req = GradReq::parse(grad_req).map_err(|_| unknown_grad_req(py, "attach_grad", grad_req))?;
         let (shape, dtype) = {
             let me = slf.borrow();
             (me.inner.shape().to_vec(), me.inner.dtype())
         };
         let n = shape.iter().product();
-        let buf = enter(py, crate::errors::is_heavy(n), || Ok(NDArray::zeros(&shape, dtype)))?;
+        let buf = enter(py, crate::errors::is_heavy(n), || NDArray::try_full("attach_grad", &shape, dtype, 0.0))?;
         let mut me = slf.borrow_mut();
         // Replacing the entry may free a recorded history (inside the guard: a graph drop is core work).
         enter_with_gil(py, || {
             me.inner.set_entry(Some(Entry::variable(buf, req)));
             Ok::<_, Error>(())
         })
+    }
+
+    /// `ferrograd.base.UnknownGradReq` (an `MXNetError` that is also a `ValueError` and, as in
+    /// MXNet, a `KeyError`) naming the function and the request.
+    fn unknown_grad_req(py: Python<'_>, func: &str, req: &str) -> PyErr {
+        let msg = format!("{func}: grad_req must be one of 'write', 'add', 'null', got {req:?}");
+        match py.import("ferrograd.base").and_then(|b| b.getattr("UnknownGradReq")) {
+            Ok(cls) => match cls.call1((msg,)) {
+                Ok(e) => PyErr::from_value(e),
+                Err(e) => e,
+            },
+            Err(e) => e,
+        }
     }
 
     pub fn grad(py: Python<'_>, slf: &PyNDArray) -> PyResult<Option<PyNDArray>> {

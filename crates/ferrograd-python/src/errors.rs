@@ -15,13 +15,20 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
-static CLASSES: PyOnceLock<[Py<PyType>; 5]> = PyOnceLock::new();
+static CLASSES: PyOnceLock<[Py<PyType>; 6]> = PyOnceLock::new();
 
-fn classes(py: Python<'_>) -> PyResult<&[Py<PyType>; 5]> {
+fn classes(py: Python<'_>) -> PyResult<&[Py<PyType>; 6]> {
     CLASSES.get_or_try_init(py, || {
         let base = py.import("ferrograd.base")?;
         let get = |n: &str| -> PyResult<Py<PyType>> { Ok(base.getattr(n)?.cast_into::<PyType>()?.unbind()) };
-        Ok([get("MXNetError")?, get("ShapeError")?, get("DTypeError")?, get("IndexError_")?, get("ValueError_")?])
+        Ok([
+            get("MXNetError")?,
+            get("ShapeError")?,
+            get("DTypeError")?,
+            get("IndexError_")?,
+            get("ValueError_")?,
+            get("MemoryError_")?,
+        ])
     })
 }
 
@@ -34,9 +41,10 @@ pub fn _init_errors(
     dtype: Py<PyType>,
     index: Py<PyType>,
     value: Py<PyType>,
+    memory: Py<PyType>,
 ) {
     // A second import (a reload) keeps the first classes: errors already raised stay catchable.
-    let _ = CLASSES.set(py, [mxnet, shape, dtype, index, value]);
+    let _ = CLASSES.set(py, [mxnet, shape, dtype, index, value, memory]);
 }
 
 /// Converts a native error to the matching `ferrograd.base` exception.
@@ -50,6 +58,7 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
         Error::DType(_) | Error::Type(_) => &c[2],
         Error::Index(_) => &c[3],
         Error::Value(_) => &c[4],
+        Error::Memory(_) => &c[5],
     };
     PyErr::from_type(cls.bind(py).clone(), e.to_string())
 }

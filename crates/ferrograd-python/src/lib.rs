@@ -71,7 +71,7 @@ fn _update_inplace(
 fn _full(py: Python<'_>, shape: &Bound<'_, PyAny>, value: f64, dtype: &Bound<'_, PyAny>) -> PyResult<PyNDArray> {
     let (s, dt) = (shape_of(shape)?, convert::dtype_from_py(dtype)?);
     ferrograd::ndarray::checked_numel("full", &s).py_err(py)?;
-    Ok(PyNDArray::new(enter(py, is_heavy(s.iter().product()), || Ok(NDArray::full(&s, dt, value)))?))
+    Ok(PyNDArray::new(enter(py, is_heavy(s.iter().product()), || NDArray::try_full("full", &s, dt, value))?))
 }
 
 #[pyfunction]

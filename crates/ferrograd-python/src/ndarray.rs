@@ -242,9 +242,19 @@ impl PyNDArray {
     /// An empty float32 array of shape (0,). Arrays are made with `nd.array`, `nd.zeros`, ...;
     /// this constructor exists so Python subclasses (`ferrograd.np.ndarray`) can be instantiated.
     #[new]
-    #[pyo3(signature = (*_args, **_kwargs))]
-    fn py_new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>) -> Self {
-        PyNDArray::new(NDArray::zeros(&[0], DType::F32))
+    #[pyo3(signature = (*args, **_kwargs))]
+    fn py_new(args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>) -> PyResult<Self> {
+        // MXNet's constructor takes a native handle, never a shape: `NDArray((2, 3))` is a
+        // mistake for `nd.empty((2, 3))`, not an empty array. (No arguments: unpickling.)
+        if let Some(a) = args.iter().find(|a| !a.is_none()) {
+            let msg = format!(
+                "NDArray(): the constructor takes no shape or data (got {}); create arrays with \
+                 nd.array, nd.zeros, nd.ones or nd.empty",
+                a.repr()?
+            );
+            return Err(crate::errors::to_py(args.py(), Error::Type(msg)));
+        }
+        Ok(PyNDArray::new(NDArray::zeros(&[0], DType::F32)))
     }
 
     /// Allocates a zero gradient buffer and makes this array a fresh autograd leaf (any recorded

@@ -174,6 +174,9 @@ impl OpFunc {
             outs.truncate(op.num_visible_outputs());
             Ok(outs)
         })?;
+        if let Some(o) = &out {
+            check_out(def.name, o.bind(py), &outs)?;
+        }
         let result = if outs.len() == 1 {
             outs.into_iter().next().map(PyNDArray::new).into_py_any(py)?
         } else {
@@ -215,6 +218,42 @@ impl OpFunc {
     fn __repr__(&self) -> String {
         format!("<ferrograd op {}>", self.def.name)
     }
+}
+
+/// MXNet's rule for `out=`: each given array must have exactly the result's shape and dtype (no
+/// broadcasting into it, no conversion), checked before anything is written.
+fn check_out(op: &str, out: &Bound<'_, PyAny>, results: &[NDArray]) -> PyResult<()> {
+    let targets: Vec<Bound<'_, PyAny>> = if out.is_instance_of::<PyList>() || out.is_instance_of::<PyTuple>() {
+        out.try_iter()?.collect::<PyResult<_>>()?
+    } else {
+        vec![out.clone()]
+    };
+    if targets.len() != results.len() {
+        let msg = format!("{op}: out= gives {} array(s), but the op has {} output(s)", targets.len(), results.len());
+        return Err(to_py(out.py(), Error::Value(msg)));
+    }
+    for (i, (t, r)) in targets.iter().zip(results).enumerate() {
+        let Ok(t) = t.cast::<PyNDArray>() else {
+            let msg = format!("{op}: out= must be an NDArray, got {}", t.get_type().name()?);
+            return Err(to_py(out.py(), Error::Type(msg)));
+        };
+        let t = t.borrow();
+        let which = if results.len() == 1 { String::new() } else { format!(" (output {i})") };
+        if t.inner.shape() != r.shape() {
+            let msg = format!(
+                "{op}: out={which} has shape {}, but the result has shape {}",
+                ferrograd::error::fmt_shape(t.inner.shape()),
+                ferrograd::error::fmt_shape(r.shape())
+            );
+            return Err(to_py(out.py(), Error::Shape(msg)));
+        }
+        if t.inner.dtype() != r.dtype() {
+            let msg =
+                format!("{op}: out={which} has dtype {}, but the result has dtype {}", t.inner.dtype(), r.dtype());
+            return Err(to_py(out.py(), Error::DType(msg)));
+        }
+    }
+    Ok(())
 }
 
 /// A Python keyword value as an op parameter.

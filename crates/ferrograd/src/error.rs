@@ -21,6 +21,9 @@ pub enum Error {
     /// (Python: `MXNetError` + `TypeError`).
     #[error("{0}")]
     Type(String),
+    /// Array storage could not be allocated (Python: `MXNetError` + `MemoryError`).
+    #[error("{0}")]
+    Memory(String),
     /// Anything else, e.g. misuse of the autograd API (Python: `MXNetError`).
     #[error("{0}")]
     Runtime(String),

@@ -85,7 +85,7 @@ fn check(op: &str, shape: &[usize], dtype: DType, float_only: bool) -> Result<us
 /// Uniform samples in [low, high).
 pub fn uniform(low: f64, high: f64, shape: &[usize], dtype: DType) -> Result<NDArray> {
     check("uniform", shape, dtype, true)?;
-    let mut out = NDArray::uninit(shape, dtype);
+    let mut out = NDArray::try_uninit("uniform", shape, dtype)?;
     uniform_into(low, high, &mut out)?;
     Ok(out)
 }
@@ -104,7 +104,7 @@ pub fn uniform_into(low: f64, high: f64, out: &mut NDArray) -> Result<()> {
 /// Normal samples with mean `loc` and standard deviation `scale` (Box-Muller).
 pub fn normal(loc: f64, scale: f64, shape: &[usize], dtype: DType) -> Result<NDArray> {
     check("normal", shape, dtype, true)?;
-    let mut out = NDArray::uninit(shape, dtype);
+    let mut out = NDArray::try_uninit("normal", shape, dtype)?;
     normal_into(loc, scale, &mut out)?;
     Ok(out)
 }
@@ -128,7 +128,7 @@ pub fn normal_into(loc: f64, scale: f64, out: &mut NDArray) -> Result<()> {
 /// Integers uniform in [low, high).
 pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<NDArray> {
     check("randint", shape, dtype, false)?;
-    let mut out = NDArray::uninit(shape, dtype);
+    let mut out = NDArray::try_uninit("randint", shape, dtype)?;
     randint_into(low, high, &mut out)?;
     Ok(out)
 }

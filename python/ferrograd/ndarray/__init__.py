@@ -6,6 +6,7 @@ shape semantics (MXNet 1.x's default), creating a zero-dimensional array with ``
 friends raises :class:`~ferrograd.base.MXNetError`; ``array(3.0)`` is still 0-d, as in MXNet.
 """
 
+import numbers as _numbers
 import operator as _operator
 
 import numpy as _np
@@ -155,6 +156,11 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
     for a negative one), ``step`` non-zero and ``repeat`` positive.
     """
     _ctx(ctx)
+    for arg, v in (("start", start), ("stop", stop), ("step", step)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, _numbers.Real)):
+            raise DTypeError(f"arange: {arg} must be a number, got {type(v).__name__}")
+    if start is None:
+        raise DTypeError("arange: start must be a number, got NoneType")
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -192,22 +198,29 @@ def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):  # noqa: N803 - MXNet's pa
     return _ferrograd._array(_np.eye(N, M or None, k), _dtype(dtype))
 
 
+def _filled_like(name, data, value, out):
+    if not isinstance(data, NDArray):
+        raise DTypeError(f"{name}: data must be an NDArray, got {type(data).__name__}")
+    res = _ferrograd._full(data.shape, value, data.dtype)
+    if out is None:
+        return res
+    if not isinstance(out, NDArray) or out.shape != res.shape or out.dtype != res.dtype:
+        got = (f"shape {out.shape}, dtype {_np.dtype(out.dtype).name}" if isinstance(out, NDArray)
+               else type(out).__name__)
+        raise ShapeError(f"{name}: out= must have shape {res.shape} and dtype "
+                         f"{_np.dtype(res.dtype).name}, got {got}")
+    out[:] = res
+    return out
+
+
 def zeros_like(data, out=None, **kwargs):  # noqa: F811 - the registry op is shadowed on purpose
     """Zeros with the shape and dtype of ``data``."""
-    res = _ferrograd._full(data.shape, 0.0, data.dtype)
-    if out is not None:
-        out[:] = res
-        return out
-    return res
+    return _filled_like("zeros_like", data, 0.0, out)
 
 
 def ones_like(data, out=None, **kwargs):  # noqa: F811
     """Ones with the shape and dtype of ``data``."""
-    res = _ferrograd._full(data.shape, 1.0, data.dtype)
-    if out is not None:
-        out[:] = res
-        return out
-    return res
+    return _filled_like("ones_like", data, 1.0, out)
 
 
 def waitall():

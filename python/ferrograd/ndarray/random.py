@@ -73,7 +73,9 @@ def uniform(low=0, high=1, shape=None, dtype=None, ctx=None, out=None, **kwargs)
                                  lambda s, d: _ferrograd._random_uniform(0.0, 1.0, s, d))
         return _finish(lo + (hi - lo) * u, out)
     shape, dtype = _defaults(shape, dtype, out, "float32")
-    return _finish(_ferrograd._random_uniform(float(low), float(high), _shape(shape), dtype), out)
+    return _finish(_ferrograd._random_uniform(_number("uniform", "low", low),
+                                                 _number("uniform", "high", high),
+                                                 _shape(shape), dtype), out)
 
 
 def normal(loc=0, scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
@@ -83,7 +85,9 @@ def normal(loc=0, scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs)
                                  lambda s, d: _ferrograd._random_normal(0.0, 1.0, s, d))
         return _finish(mu + sd * z, out)
     shape, dtype = _defaults(shape, dtype, out, "float32")
-    return _finish(_ferrograd._random_normal(float(loc), float(scale), _shape(shape), dtype), out)
+    return _finish(_ferrograd._random_normal(_number("normal", "loc", loc),
+                                                _number("normal", "scale", scale),
+                                                _shape(shape), dtype), out)
 
 
 def randn(*shape, loc=0, scale=1, dtype=None, ctx=None, out=None, **kwargs):

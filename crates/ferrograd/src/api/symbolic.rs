@@ -69,9 +69,10 @@ fn allocate(kind: &str, names: &[String], metas: Vec<Option<Meta>>) -> Result<Ve
         .iter()
         .zip(metas)
         .map(|(n, m)| {
-            m.map(|m| NDArray::zeros(&m.shape, m.dtype)).ok_or_else(|| {
+            let m = m.ok_or_else(|| {
                 Error::Shape(format!("simple_bind: cannot infer the shape of {kind} '{n}'; give it in `shapes`"))
-            })
+            })?;
+            NDArray::try_full("simple_bind", &m.shape, m.dtype, 0.0)
         })
         .collect()
 }

@@ -230,7 +230,7 @@ impl Executor {
         head_vals.iter().for_each(|&v| keep[v as usize] = true);
         grad_vals.iter().flatten().for_each(|&v| keep[v as usize] = true);
         let ios: Vec<StepIo> = steps.iter().map(|s| s.io.clone()).collect();
-        let p = plan::plan(&ios, &metas, &external, &keep);
+        let p = plan::plan(&ios, &metas, &external, &keep)?;
         let mut storage = p.storage;
         for (v, arr) in storage_override {
             storage[v as usize] = Some(arr);
@@ -305,7 +305,7 @@ impl Executor {
             for &o in &st.io.outputs {
                 outs.push(match &self.storage[o as usize] {
                     Some(a) => a.clone(),
-                    None => NDArray::uninit(&self.metas[o as usize].shape, self.metas[o as usize].dtype),
+                    None => NDArray::try_uninit(&st.name, &self.metas[o as usize].shape, self.metas[o as usize].dtype)?,
                 });
             }
             st.op.forward(ctx, inputs, outs).map_err(|e| in_operator(&st.name, e))?;

@@ -51,7 +51,8 @@ impl Executor {
             exe.steps[..exe.n_forward].iter().flat_map(|st| st.io.outputs.iter().map(|&o| o as usize)).collect();
         for o in forward_values {
             if exe.storage[o].is_some() {
-                exe.storage[o] = Some(NDArray::uninit(&exe.metas[o].shape, exe.metas[o].dtype));
+                exe.storage[o] =
+                    Some(NDArray::try_uninit("numeric gradient", &exe.metas[o].shape, exe.metas[o].dtype)?);
             }
         }
         for (h, &v) in exe.head_vals.iter().enumerate() {

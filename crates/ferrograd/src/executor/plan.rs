@@ -35,7 +35,7 @@ struct Slot {
 
 /// Plans buffers for the values written by `steps`, except `external` ones (bound arrays, head
 /// gradients, gradients written straight into the user's arrays). `keep` values live to the end.
-pub fn plan(steps: &[StepIo], metas: &[Meta], external: &[bool], keep: &[bool]) -> Plan {
+pub fn plan(steps: &[StepIo], metas: &[Meta], external: &[bool], keep: &[bool]) -> crate::Result<Plan> {
     const NEVER: usize = usize::MAX - 1;
     let n = metas.len();
     let mut last_use = vec![NEVER; n];
@@ -92,9 +92,12 @@ pub fn plan(steps: &[StepIo], metas: &[Meta], external: &[bool], keep: &[bool]) 
         st.inputs.iter().for_each(|&i| release(i as usize));
         st.outputs.iter().for_each(|&o| release(o as usize));
     }
-    let buffers: Vec<NDArray> = slots.iter().map(|sl| NDArray::uninit(&[sl.cap], sl.dtype)).collect();
+    let buffers = slots
+        .iter()
+        .map(|sl| NDArray::try_uninit("bind (memory plan)", &[sl.cap], sl.dtype))
+        .collect::<crate::Result<Vec<NDArray>>>()?;
     let storage =
         (0..n).map(|v| slot_of[v].map(|f| buffers[f].with_layout(Layout::contiguous(&metas[v].shape)))).collect();
     let planned_bytes = slots.iter().map(|sl| sl.cap * sl.dtype.size()).sum();
-    Plan { storage, planned_bytes, naive_bytes: naive }
+    Ok(Plan { storage, planned_bytes, naive_bytes: naive })
 }

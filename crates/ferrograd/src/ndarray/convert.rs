@@ -77,8 +77,10 @@ impl NDArray {
             return Err(Error::DType(format!("to_vec: array has dtype {}, not {}", self.dtype, T::DTYPE)));
         }
         let buf = self.snapshot();
-        let out = cast_copy(&buf, &self.layout, self.dtype);
-        Ok(out.typed::<T>()?.to_vec())
+        let mut out = ferrograd_kernels::element::try_alloc_output::<T>(self.size())
+            .ok_or_else(|| super::alloc_error("asnumpy", self.shape(), self.dtype))?;
+        cast_into(&buf, &self.layout, &mut out);
+        Ok(out)
     }
 
     /// The elements converted to f64, in row-major order (for tests and printing).

@@ -13,7 +13,7 @@ pub mod view;
 
 use std::sync::Arc;
 
-use ferrograd_kernels::element::alloc_output;
+use ferrograd_kernels::element::{alloc_output, try_alloc_output, try_alloc_zeroed};
 use ferrograd_kernels::layout::Dims;
 use ferrograd_kernels::Layout;
 use parking_lot::Mutex;
@@ -100,6 +100,32 @@ impl NDArray {
         let n = shape.iter().product();
         let buf = with_dtype!(dtype, T => Buffer::from_vec(alloc_output::<T>(n)));
         NDArray::make(Arc::new(buf), Layout::contiguous(shape), dtype)
+    }
+
+    /// [`NDArray::uninit`] that fails cleanly instead of aborting: a shape whose element count
+    /// overflows is a `Value` error, storage the allocator refuses a `Memory` error; both name
+    /// `op`, the shape and (for memory) the requested bytes.
+    pub fn try_uninit(op: &str, shape: &[usize], dtype: DType) -> Result<NDArray> {
+        let n = checked_numel(op, shape)?;
+        let buf = with_dtype!(dtype, T => Buffer::from_vec(try_alloc_output::<T>(n).ok_or_else(|| alloc_error(op, shape, dtype))?));
+        Ok(NDArray::make(Arc::new(buf), Layout::contiguous(shape), dtype))
+    }
+
+    /// [`NDArray::full`] that fails cleanly instead of aborting (see [`NDArray::try_uninit`]).
+    pub fn try_full(op: &str, shape: &[usize], dtype: DType, value: f64) -> Result<NDArray> {
+        let n = checked_numel(op, shape)?;
+        let refused = || alloc_error(op, shape, dtype);
+        let buf = with_dtype!(dtype, T => {
+            let v = <T as ferrograd_kernels::Element>::from_f64(value);
+            if value == 0.0 {
+                Buffer::from_vec(try_alloc_zeroed::<T>(n).ok_or_else(refused)?)
+            } else {
+                let mut out = try_alloc_output::<T>(n).ok_or_else(refused)?;
+                ferrograd_kernels::par::for_each_chunk(&mut out, ferrograd_kernels::par::Cost::Light, |_, c| c.fill(v));
+                Buffer::from_vec(out)
+            }
+        });
+        Ok(NDArray::make(Arc::new(buf), Layout::contiguous(shape), dtype))
     }
 
     pub fn full(shape: &[usize], dtype: DType, value: f64) -> NDArray {
@@ -280,6 +306,15 @@ fn has_repeated_positions(l: &Layout) -> bool {
 }
 
 /// The number of elements of `shape`, checked against overflow.
+/// The error for storage the allocator refused: names the op, the shape and the bytes asked for.
+pub fn alloc_error(op: &str, shape: &[usize], dtype: DType) -> Error {
+    let bytes = shape.iter().fold(dtype.size() as u128, |b, &d| b.saturating_mul(d as u128));
+    Error::Memory(format!(
+        "{op}: cannot allocate {bytes} bytes for an array of shape {} ({dtype}): out of memory",
+        fmt_shape(shape)
+    ))
+}
+
 pub fn checked_numel(op: &str, shape: &[usize]) -> Result<usize> {
     shape
         .iter()

@@ -144,9 +144,13 @@ fn lanczos_sum(x: f64) -> f64 {
     LANCZOS[1..].iter().enumerate().fold(LANCZOS[0], |a, (i, &c)| a + c / (x + (i + 1) as f64))
 }
 
-/// The gamma function (NaN at poles 0, -1, -2, ...).
+/// The gamma function: ±inf at ±0 (the limit from that side, as C's `tgamma` and SciPy), NaN at
+/// the poles -1, -2, ... (the two one-sided limits differ in sign).
 pub fn gamma(x: f64) -> f64 {
-    if x.is_nan() || (x <= 0.0 && x == x.floor()) {
+    if x == 0.0 {
+        return f64::INFINITY.copysign(x);
+    }
+    if x.is_nan() || (x < 0.0 && x == x.floor()) {
         return f64::NAN;
     }
     if x < 0.5 {
@@ -192,14 +196,23 @@ const BERNOULLI: [f64; 10] = [
     -174_611.0 / 330.0,
 ];
 
-/// The polygamma function ψ⁽ⁿ⁾(x) (n = 0: digamma); NaN at the poles 0, -1, -2, ...
+/// The polygamma function ψ⁽ⁿ⁾(x) (n = 0: digamma). At the poles 0, -1, -2, ... as SciPy:
+/// digamma is ∓inf at ±0 and NaN at the negative integers; for n ≥ 1 the pole is (-1)ⁿ⁺¹·inf
+/// from both sides.
 pub fn polygamma(n: u32, x: f64) -> f64 {
-    if x.is_nan() || (x <= 0.0 && x == x.floor()) {
-        return f64::NAN;
+    let sign = if n.is_multiple_of(2) { 1.0 } else { -1.0 }; // (-1)^n
+    if x.is_nan() {
+        return x;
+    }
+    if x <= 0.0 && x == x.floor() {
+        return match n {
+            0 if x == 0.0 => -f64::INFINITY.copysign(x),
+            0 => f64::NAN,
+            _ => -sign * f64::INFINITY,
+        };
     }
     let nf = n as f64;
     let fact = |k: u32| (1..=k).fold(1.0, |a, i| a * i as f64);
-    let sign = if n.is_multiple_of(2) { 1.0 } else { -1.0 }; // (-1)^n
     let n_fact = fact(n);
     // Recurrence ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁾(x+1) - (-1)ⁿ n! / x^{n+1}, up to where the asymptotic series is exact.
     let (mut x, mut acc) = (x, 0.0);

@@ -251,11 +251,17 @@ impl Op for OpRef {
 /// Runs an op imperatively: views for layout ops, otherwise infer, allocate, forward.
 pub fn run(op: &dyn Op, ctx: &Ctx, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
     if let Some(v) = op.view(inputs) {
-        return Ok(vec![v?]);
+        let v = v?;
+        // A broadcast view has no storage of its size, but its element count must still exist.
+        crate::ndarray::checked_numel(op.name(), v.shape())?;
+        return Ok(vec![v]);
     }
     let metas: smallvec::SmallVec<[Meta; 3]> = inputs.iter().map(NDArray::meta).collect();
     let out_metas = op.infer(&metas)?;
-    let mut outputs: Vec<NDArray> = out_metas.iter().map(|m| NDArray::uninit(&m.shape, m.dtype)).collect();
+    let mut outputs = Vec::with_capacity(out_metas.len());
+    for m in &out_metas {
+        outputs.push(NDArray::try_uninit(op.name(), &m.shape, m.dtype)?);
+    }
     op.forward(ctx, inputs, &mut outputs)?;
     Ok(outputs)
 }

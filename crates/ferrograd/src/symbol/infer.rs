@@ -76,6 +76,7 @@ pub(crate) fn in_operator(name: &str, e: Error) -> Error {
         Error::Index(m) => Error::Index(wrap(m)),
         Error::Value(m) => Error::Value(wrap(m)),
         Error::Runtime(m) => Error::Runtime(wrap(m)),
+        Error::Memory(m) => Error::Memory(wrap(m)),
     }
 }
 
