@@ -235,6 +235,12 @@ def _RPowerScalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _adamw_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., rescale_grad: Symbol | None = ..., *, lr: float, beta1: float = ...,
+    beta2: float = ..., epsilon: float = ..., wd: float = ..., eta: float,
+    clip_gradient: float = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _add(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -435,6 +441,13 @@ def _mod_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _mp_adamw_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., weight32: Symbol | None = ..., rescale_grad: Symbol | None = ..., *,
+    lr: float, beta1: float = ..., beta2: float = ..., epsilon: float = ..., wd: float = ...,
+    eta: float, clip_gradient: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _mul(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -632,6 +645,18 @@ def _zeros(
 ) -> Any: ...
 def abs(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def adam_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., *, lr: float, beta1: float = ..., beta2: float = ...,
+    epsilon: float = ..., wd: float = ..., rescale_grad: float = ..., clip_gradient: float = ...,
+    lazy_update: bool = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def adamw_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., rescale_grad: Symbol | None = ..., *, lr: float, beta1: float = ...,
+    beta2: float = ..., epsilon: float = ..., wd: float = ..., eta: float,
+    clip_gradient: float = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def add_n(
     *args: Symbol, num_args: int | None = ..., name: str | None = ...,
@@ -871,6 +896,18 @@ def flip(
 def floor(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def ftml_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., d: Symbol | None = ...,
+    v: Symbol | None = ..., z: Symbol | None = ..., *, lr: float, beta1: float = ...,
+    beta2: float = ..., epsilon: float = ..., t: int, wd: float = ..., rescale_grad: float = ...,
+    clip_grad: float = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def ftrl_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., z: Symbol | None = ...,
+    n: Symbol | None = ..., *, lr: float, lamda1: float = ..., beta: float = ..., wd: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def full(shape, val, dtype=..., **kwargs) -> Any: ...
 def gamma(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -885,6 +922,17 @@ def gather_nd(
 def hypot(left, right) -> Any: ...
 def identity(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def lamb_update_phase1(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., beta1: float = ..., beta2: float = ..., epsilon: float = ..., *,
+    t: int, bias_correction: bool = ..., wd: float, rescale_grad: float = ...,
+    clip_gradient: float = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def lamb_update_phase2(
+    weight: Symbol | None = ..., g: Symbol | None = ..., r1: Symbol | None = ...,
+    r2: Symbol | None = ..., *, lr: float, lower_bound: float = ..., upper_bound: float = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def linalg_gelqf(
     A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -941,6 +989,55 @@ def min_axis(
     exclude: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def minimum(left, right) -> Any: ...
+def mp_adamw_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
+    var: Symbol | None = ..., weight32: Symbol | None = ..., rescale_grad: Symbol | None = ..., *,
+    lr: float, beta1: float = ..., beta2: float = ..., epsilon: float = ..., wd: float = ...,
+    eta: float, clip_gradient: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def mp_nag_mom_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mom: Symbol | None = ...,
+    weight32: Symbol | None = ..., *, lr: float, momentum: float = ..., wd: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def mp_sgd_mom_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mom: Symbol | None = ...,
+    weight32: Symbol | None = ..., *, lr: float, momentum: float = ..., wd: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., lazy_update: bool = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def mp_sgd_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., weight32: Symbol | None = ..., *,
+    lr: float, wd: float = ..., rescale_grad: float = ..., clip_gradient: float = ...,
+    lazy_update: bool = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def multi_mp_sgd_mom_update(
+    *data: Symbol, lrs: tuple[float, ...], wds: tuple[float, ...], momentum: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., num_weights: int = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def multi_mp_sgd_update(
+    *data: Symbol, lrs: tuple[float, ...], wds: tuple[float, ...], rescale_grad: float = ...,
+    clip_gradient: float = ..., num_weights: int = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def multi_sgd_mom_update(
+    *data: Symbol, lrs: tuple[float, ...], wds: tuple[float, ...], momentum: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., num_weights: int = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def multi_sgd_update(
+    *data: Symbol, lrs: tuple[float, ...], wds: tuple[float, ...], rescale_grad: float = ...,
+    clip_gradient: float = ..., num_weights: int = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def nag_mom_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mom: Symbol | None = ..., *, lr: float,
+    momentum: float = ..., wd: float = ..., rescale_grad: float = ..., clip_gradient: float = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def nanprod(
     data: Symbol | None = ..., axis: tuple[int, ...] | None = ..., keepdims: bool = ...,
     exclude: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -1090,6 +1187,19 @@ def reverse(
 def rint(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def rmsprop_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., n: Symbol | None = ..., *, lr: float,
+    gamma1: float = ..., epsilon: float = ..., wd: float = ..., rescale_grad: float = ...,
+    clip_gradient: float = ..., clip_weights: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def rmspropalex_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., n: Symbol | None = ...,
+    g: Symbol | None = ..., delta: Symbol | None = ..., *, lr: float, gamma1: float = ...,
+    gamma2: float = ..., epsilon: float = ..., wd: float = ..., rescale_grad: float = ...,
+    clip_gradient: float = ..., clip_weights: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def round(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -1140,6 +1250,16 @@ def scatter_nd(
     data: Symbol | None = ..., indices: Symbol | None = ..., *, shape: tuple[int, ...],
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def sgd_mom_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mom: Symbol | None = ..., *, lr: float,
+    momentum: float = ..., wd: float = ..., rescale_grad: float = ..., clip_gradient: float = ...,
+    lazy_update: bool = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def sgd_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., *, lr: float, wd: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., lazy_update: bool = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def shape_array(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -1151,6 +1271,16 @@ def sigmoid(
 ) -> Any: ...
 def sign(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def signsgd_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., *, lr: float, wd: float = ...,
+    rescale_grad: float = ..., clip_gradient: float = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def signum_update(
+    weight: Symbol | None = ..., grad: Symbol | None = ..., mom: Symbol | None = ..., *, lr: float,
+    momentum: float = ..., wd: float = ..., rescale_grad: float = ..., clip_gradient: float = ...,
+    wd_lh: float = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def sin(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
