@@ -32,7 +32,17 @@ fn inputs_for(name: &str) -> Vec<NDArray> {
         "rmspropalex_update" | "ftml_update" => (5, &[2, 3]),
         _ => unreachable!("{name}"),
     };
-    (0..n).map(|i| f64s(&data(i as f64, positive.contains(&i)), &[2, 3])).collect()
+    (0..n)
+        .map(|i| {
+            let mut v = data(i as f64, positive.contains(&i));
+            if name == "rmspropalex_update" && i == 3 {
+                // The running mean of g must stay below the root of the running mean of g²
+                // (input 2), or n - g² goes negative and the update is NaN.
+                v.iter_mut().for_each(|x| *x *= 0.01);
+            }
+            f64s(&v, &[2, 3])
+        })
+        .collect()
 }
 
 pub fn lr_p() -> Params {
@@ -136,7 +146,20 @@ pub fn adamw(name: &'static str) {
     for scale in [0.5, 0.0] {
         let w = ins[0].to_f64_vec();
         let mut call_ins = ins.clone();
-        call_ins.push(f64s(&[scale], &[1]));
+        let mp = name.starts_with("_mp_");
+        if mp {
+            // float16 weight and gradient, float32 states, then the float32 master copy of the
+            // weight before rescale_grad.
+            call_ins = vec![
+                ins[0].astype(F16),
+                ins[1].astype(F16),
+                ins[2].astype(F32),
+                ins[3].astype(F32),
+                ins[0].astype(F32),
+            ];
+        }
+        let scale_arr = f64s(&[scale], &[1]);
+        call_ins.push(if mp { scale_arr.astype(F32) } else { scale_arr });
         let out = ops::call(name, &call_ins, &adamw_p()).unwrap();
         let got = out[0].to_f64_vec();
         if scale == 0.0 {
