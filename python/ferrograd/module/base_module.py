@@ -281,10 +281,25 @@ class BaseModule:
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
-        """Assigns parameter values (``init_params`` without an initializer)."""
+        """Assigns parameter values; with ``allow_missing`` the others keep their values."""
+        if not allow_missing:
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=allow_missing, force_init=force_init,
+                             allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. "
+                          "set_params call ignored.", stacklevel=2)
+            return
+        self._assign_params(arg_params, aux_params, force_init, allow_extra)
+        self._params_dirty = True
+        self.params_initialized = True
+
+    def _assign_params(self, arg_params, aux_params, force_init, allow_extra):
+        """Writes the given values into the bound parameters, keeping the others (the
+        ``allow_missing`` path of ``set_params``)."""
         self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                         allow_missing=allow_missing, force_init=force_init,
-                         allow_extra=allow_extra)
+                         allow_missing=True, force_init=force_init, allow_extra=allow_extra)
 
     def save_params(self, fname):
         """Writes the parameters as ``arg:<name>``/``aux:<name>`` entries (``nd.save``)."""
