@@ -19,15 +19,9 @@ import numpy as np
 from .. import autograd
 from .. import ndarray as nd
 from .. import symbol as sym
-from .._ferrograd import _ag_record_function
-from . import parameter as _param
-
-try:
-    from .._ferrograd import _ag_in_graph
-except ImportError:  # an extension built before _ag_in_graph: compute every input gradient
-    def _ag_in_graph(_array):
-        return True
+from .._ferrograd import _ag_in_graph, _ag_record_function
 from ..base import MXNetError, NotImplementedForSymbol
+from . import parameter as _param
 
 # Recorded calls whose backward has not run yet may each hold an executor; past this many per
 # signature the oldest is reused (its node then raises a clear error if backward is called).
