@@ -1,6 +1,6 @@
 """``mx.image``: MXNet 1.x's image helpers (a first part: decoding and resizing).
 
-MXNet decodes and resizes with OpenCV. ferrograd resizes natively (nearest and bilinear, as
+MXNet decodes and resizes with OpenCV. ferrograd resizes itself in NumPy (nearest and bilinear, as
 OpenCV's ``INTER_NEAREST``/``INTER_LINEAR`` place pixel centres) and decodes with Pillow when it
 is installed (``pip install pillow``); without Pillow, decoding raises a clear ``MXNetError``.
 Images are ``(height, width, channels)`` uint8 arrays, as in MXNet.
@@ -75,6 +75,26 @@ def _source_coords(n_out, n_in):
     return _np.clip(x, 0, n_in - 1)
 
 
+def _resize_array(a, h, w, interp):
+    """An HWC NumPy image resized to ``h`` × ``w``: ``interp`` 0 nearest, 1 bilinear with
+    pixel-centre alignment (OpenCV's conventions), computed in float64, integers rounded back."""
+    if interp == 0:
+        rows = _np.minimum((_np.arange(h) * a.shape[0]) // h, a.shape[0] - 1)
+        cols = _np.minimum((_np.arange(w) * a.shape[1]) // w, a.shape[1] - 1)
+        return a[rows][:, cols]
+    y, x = _source_coords(h, a.shape[0]), _source_coords(w, a.shape[1])
+    y0, x0 = _np.floor(y).astype(int), _np.floor(x).astype(int)
+    y1, x1 = _np.minimum(y0 + 1, a.shape[0] - 1), _np.minimum(x0 + 1, a.shape[1] - 1)
+    fy, fx = (y - y0)[:, None, None], (x - x0)[None, :, None]
+    f = a.astype(_np.float64)
+    top = f[y0][:, x0] * (1 - fx) + f[y0][:, x1] * fx
+    bottom = f[y1][:, x0] * (1 - fx) + f[y1][:, x1] * fx
+    res = top * (1 - fy) + bottom * fy
+    if _np.issubdtype(a.dtype, _np.integer):
+        res = _np.clip(_np.rint(res), _np.iinfo(a.dtype).min, _np.iinfo(a.dtype).max)
+    return res.astype(a.dtype)
+
+
 def imresize(src, w, h, interp=1, out=None):
     """``src`` (``(height, width, channels)``) resized to ``h`` rows and ``w`` columns. ``interp``
     is OpenCV's code; ferrograd computes 0 (nearest) and 1 (bilinear) itself, 2-4 need Pillow,
@@ -89,22 +109,8 @@ def imresize(src, w, h, interp=1, out=None):
         raise MXNetError(f"imresize: src must be (height, width, channels), got shape {src.shape}")
     a = src.asnumpy()
     dtype = a.dtype
-    if interp == 0:
-        rows = _np.minimum((_np.arange(h) * a.shape[0]) // h, a.shape[0] - 1)
-        cols = _np.minimum((_np.arange(w) * a.shape[1]) // w, a.shape[1] - 1)
-        res = a[rows][:, cols]
-    elif interp == 1:
-        y, x = _source_coords(h, a.shape[0]), _source_coords(w, a.shape[1])
-        y0, x0 = _np.floor(y).astype(int), _np.floor(x).astype(int)
-        y1, x1 = _np.minimum(y0 + 1, a.shape[0] - 1), _np.minimum(x0 + 1, a.shape[1] - 1)
-        fy, fx = (y - y0)[:, None, None], (x - x0)[None, :, None]
-        f = a.astype(_np.float64)
-        top = f[y0][:, x0] * (1 - fx) + f[y0][:, x1] * fx
-        bottom = f[y1][:, x0] * (1 - fx) + f[y1][:, x1] * fx
-        res = top * (1 - fy) + bottom * fy
-        if _np.issubdtype(dtype, _np.integer):
-            res = _np.clip(_np.rint(res), _np.iinfo(dtype).min, _np.iinfo(dtype).max)
-        res = res.astype(dtype)
+    if interp in (0, 1):
+        res = _resize_array(a, h, w, interp)
     else:
         image = _pillow()
         modes = {2: image.BICUBIC, 3: image.BOX, 4: image.LANCZOS}

@@ -11,6 +11,7 @@ import numpy as np
 
 from .... import ndarray as nd
 from .... import symbol as sym
+from ....image import _resize_array
 from ...block import Block, HybridBlock
 from ...nn import Sequential
 
@@ -141,45 +142,13 @@ class Normalize(_ArrayTransform):
         return nd.broadcast_div(nd.broadcast_sub(x, mean), std)
 
 
-def _bilinear(img, out_h, out_w):
-    """Bilinear resize of an HWC NumPy image with pixel-centre alignment (OpenCV's
-    INTER_LINEAR convention)."""
-    in_h, in_w = img.shape[:2]
-    src = img.astype(np.float32)
-
-    def coords(out_n, in_n):
-        pos = (np.arange(out_n, dtype=np.float32) + 0.5) * (in_n / out_n) - 0.5
-        pos = np.clip(pos, 0, in_n - 1)
-        lo = np.floor(pos).astype(np.int64)
-        hi = np.minimum(lo + 1, in_n - 1)
-        return lo, hi, (pos - lo).astype(np.float32)
-
-    y0, y1, fy = coords(out_h, in_h)
-    x0, x1, fx = coords(out_w, in_w)
-    fx = fx[None, :, None]
-    top = src[y0][:, x0] * (1 - fx) + src[y0][:, x1] * fx
-    bottom = src[y1][:, x0] * (1 - fx) + src[y1][:, x1] * fx
-    out = top * (1 - fy[:, None, None]) + bottom * fy[:, None, None]
-    if np.issubdtype(img.dtype, np.integer):
-        info = np.iinfo(img.dtype)
-        out = np.clip(np.rint(out), info.min, info.max)
-    return out.astype(img.dtype)
-
-
-def _nearest(img, out_h, out_w):
-    in_h, in_w = img.shape[:2]
-    ys = np.minimum((np.arange(out_h) * in_h / out_h).astype(np.int64), in_h - 1)
-    xs = np.minimum((np.arange(out_w) * in_w / out_w).astype(np.int64), in_w - 1)
-    return img[ys][:, xs]
-
-
 def _resize_np(img, width, height, interpolation):
     if img.ndim == 4:
         return np.stack([_resize_np(i, width, height, interpolation) for i in img])
     squeeze = img.ndim == 2
     if squeeze:
         img = img[:, :, None]
-    out = (_nearest if interpolation == 0 else _bilinear)(img, height, width)
+    out = _resize_array(img, height, width, 0 if interpolation == 0 else 1)
     return out[:, :, 0] if squeeze else out
 
 
