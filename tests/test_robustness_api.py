@@ -16,7 +16,10 @@ nd = mx.nd
     lambda out: nd.exp(nd.ones((2, 3)), out=out),
     lambda out: nd.dot(nd.ones((2, 3)), nd.ones((3, 2)), out=out),
     lambda out: nd.broadcast_add(nd.ones((2, 1)), nd.ones((1, 3)), out=out),
-], ids=["sum", "exp", "dot", "broadcast_add"])
+    lambda out: nd.zeros((2, 3), out=out),
+    lambda out: nd.ones((2, 3), out=out),
+    lambda out: nd.full((2, 3), 1.5, out=out),
+], ids=["sum", "exp", "dot", "broadcast_add", "zeros", "ones", "full"])
 def test_out_of_the_wrong_shape_raises_and_is_left_alone(call):
     out = nd.full((4, 5), 7.0)
     with pytest.raises(ShapeError, match=r"out= has shape \(4, 5\), but the result has shape"):

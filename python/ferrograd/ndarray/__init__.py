@@ -119,10 +119,14 @@ def _known_shape(shape, op):
     return shape
 
 
-def _into(out, res):
-    """``res`` written into ``out`` (MXNet's ``out=`` of the creation functions), or ``res``."""
+def _into(out, res, op):
+    """``res`` written into ``out`` (MXNet's ``out=`` of the creation functions), or ``res``.
+    ``out`` must have exactly ``res``'s shape, as for every op's ``out=``."""
     if out is None:
         return res
+    if tuple(out.shape) != tuple(res.shape):
+        raise ShapeError(f"{op}: out= has shape {tuple(out.shape)}, but the result has shape "
+                         f"{tuple(res.shape)}")
     out[:] = res
     return out
 
@@ -132,21 +136,21 @@ def zeros(shape, ctx=None, dtype=None, stype=None, out=None, **kwargs):
     _ctx(ctx)
     _sparse_check(stype, "zeros")
     res = _ferrograd._full(_known_shape(shape, "zeros"), 0.0, _dtype(dtype))
-    return _into(out, _placed(res, ctx))
+    return _into(out, _placed(res, ctx), "zeros")
 
 
 def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
     """An array of ones (float32 unless ``dtype`` is given); written into ``out`` when given."""
     _ctx(ctx)
     res = _ferrograd._full(_known_shape(shape, "ones"), 1.0, _dtype(dtype))
-    return _into(out, _placed(res, ctx))
+    return _into(out, _placed(res, ctx), "ones")
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
     """An array of ``shape`` filled with ``val``; written into ``out`` when given."""
     _ctx(ctx)
     res = _ferrograd._full(_shape_arg(shape, "full"), float(val), _dtype(dtype))
-    return _into(out, _placed(res, ctx))
+    return _into(out, _placed(res, ctx), "full")
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):
