@@ -75,3 +75,12 @@ def test_command_line(capsys, monkeypatch):
 
 
 _FAKE = {"loss": [0.1], "train_acc": [0.9], "test_acc": [0.975], "step_time": 0.002}
+
+
+def test_plot_without_matplotlib_is_a_clear_usage_error(capsys, monkeypatch):
+    monkeypatch.setattr(demo.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(demo, "train_gluon", lambda *a: pytest.fail("trained before the check"))
+    with pytest.raises(SystemExit) as exc:
+        demo.main(["--plot", "curves.png"])
+    assert exc.value.code == 2
+    assert "--plot needs matplotlib: pip install 'ferrograd[demo]'" in capsys.readouterr().err

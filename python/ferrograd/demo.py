@@ -11,6 +11,7 @@ Both show a progress bar, the loss and accuracy per epoch and the time per train
 """
 
 import argparse
+import importlib.util
 import sys
 import time
 
@@ -215,6 +216,8 @@ def main(argv=None):
     parser.add_argument("--plot", metavar="FILE", help="write the curves to a PNG file")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        parser.error("--plot needs matplotlib: pip install 'ferrograd[demo]'")
     train, test = load_digits()
     print(f"ferrograd {mx.__version__}: a small CNN (Conv-BN-ReLU-Pool x2 + Dense) on "
           f"scikit-learn's digits")
