@@ -27,6 +27,7 @@ from . import (
            onnx,
            operator,
            optimizer,
+           profiler,
            recordio,
            runtime,
            symbol,
@@ -75,6 +76,7 @@ __all__ += ["model"]
 __all__ += ["gluon", "init", "initializer"]
 __all__ += ["visualization", "viz", "onnx"]
 __all__ += ["io"]
+__all__ += ["profiler"]
 __all__ += ["module", "mod"]
 __all__ += ["callback"]
 __all__ += ["monitor", "mon"]

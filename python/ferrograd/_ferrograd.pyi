@@ -417,6 +417,22 @@ def _after_fork_in_child() -> None:
     """Makes a forked child run every kernel on its calling thread."""
 
 
+def _profiler_set_running(on: bool) -> None:
+    """Starts (True) or stops (False) timing every operator call."""
+
+
+def _profiler_now_ns() -> int:
+    """Nanoseconds on the profiler's clock (the events' time base)."""
+
+
+def _profiler_record(name: str, category: str, start_ns: int, duration_ns: int) -> None:
+    """Adds one event from user code."""
+
+
+def _profiler_events(reset: bool = False) -> list[tuple[str, str, int, int, int]]:
+    """The recorded events (name, category, start_ns, duration_ns, thread); `reset` empties them."""
+
+
 # ----------------------------------------------------------------------------------------------
 # autograd
 

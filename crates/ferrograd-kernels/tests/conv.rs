@@ -141,6 +141,18 @@ fn conv_strides_dilation_groups_and_depthwise_match_reference() {
 }
 
 #[test]
+fn depthwise_conv_matches_reference_for_multipliers_strides_dilation_and_3d() {
+    let base = Case { n: 3, c: 4, f: 4, groups: 4, inp: [1, 9, 8], k: [1, 3, 3], s: ONE, p: [0, 1, 1], d: ONE };
+    check(base, 20);
+    check(Case { f: 8, ..base }, 21); // channel multiplier 2
+    check(Case { s: [1, 2, 2], ..base }, 22);
+    check(Case { s: [1, 3, 2], p: [0, 2, 3], d: [1, 2, 1], k: [1, 3, 2], ..base }, 23);
+    check(Case { inp: [5, 4, 6], k: [3, 2, 3], p: [1, 1, 0], s: [2, 1, 1], ..base }, 24);
+    // A window that never meets the input along one axis for some outputs (padding > kernel reach).
+    check(Case { inp: [1, 2, 2], k: [1, 1, 1], p: [0, 2, 2], ..base }, 25);
+}
+
+#[test]
 fn conv_1x1_matches_reference_for_one_and_many_images() {
     let base = Case { n: 1, c: 5, f: 3, groups: 1, inp: [1, 4, 5], k: ONE, s: ONE, p: ZERO, d: ONE };
     check(base, 6);

@@ -12,6 +12,7 @@ mod interop;
 mod io;
 mod ndarray;
 mod opfunc;
+mod profiler;
 
 pub(crate) use opfunc::attr_value;
 mod symbol;
@@ -172,6 +173,7 @@ fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autograd::register(m)?;
     symbol::register(m)?;
     io::register(m)?;
+    profiler::register(m)?;
     let _ = DType::F32;
     Ok(())
 }

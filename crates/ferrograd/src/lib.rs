@@ -74,6 +74,7 @@ pub mod executor;
 pub mod io;
 pub mod ndarray;
 pub mod ops;
+pub mod profiler;
 pub mod random;
 pub mod symbol;
 

@@ -8,6 +8,7 @@
 //! depends only on the problem (a column-buffer budget), and the GEMMs' own parallelism keeps the
 //! summation order fixed, so results are bitwise identical for any thread count.
 
+use super::depthwise::{depthwise_backward, depthwise_forward, is_depthwise};
 use super::Geom;
 use crate::element::Element;
 use crate::matmul::{gemm, GemmElement};
@@ -23,7 +24,7 @@ const PARTIAL_BUDGET: usize = 1 << 22;
 
 /// Output positions `o` in `[lo, hi)` with `0 <= o*s + off < n_in`.
 #[inline]
-fn valid_range(n_out: usize, s: usize, off: isize, n_in: usize) -> (usize, usize) {
+pub(super) fn valid_range(n_out: usize, s: usize, off: isize, n_in: usize) -> (usize, usize) {
     let s = s as isize;
     let lo = if off >= 0 { 0 } else { ((-off) + s - 1) / s };
     let lim = n_in as isize - off;
@@ -241,7 +242,7 @@ fn scatter_batch<T: Element>(batched: &[T], f: usize, p: usize, images: usize, d
 }
 
 /// Forward convolution: `y (n, f, out...) = conv(x (n, c, in...), w) (+ bias)`.
-pub fn conv_forward<T: GemmElement + std::ops::AddAssign>(
+pub fn conv_forward<T: GemmElement + std::ops::AddAssign + std::ops::Mul<Output = T>>(
     s: &ConvShape,
     x: &[T],
     w: &[T],
@@ -251,6 +252,9 @@ pub fn conv_forward<T: GemmElement + std::ops::AddAssign>(
     let (xin, yout, bi) = (s.image_in(), s.image_out(), s.batch_images());
     if s.n == 0 || yout == 0 {
         return;
+    }
+    if is_depthwise(s) {
+        return depthwise_forward(s, x, w, bias, y);
     }
     let mut batches: Vec<(usize, &mut [T])> = y.chunks_mut(bi * yout).enumerate().collect();
     s.run_batches(&mut batches, |(b, ys)| {
@@ -310,7 +314,7 @@ type BackwardBatch<'a, T> = (usize, Option<&'a mut [T]>, Option<&'a mut [T]>);
 /// The weight gradient is the sum of one partial per batch, added in batch order whether the
 /// batches ran in parallel or one after another.
 #[allow(clippy::too_many_arguments)]
-pub fn conv_backward<T: GemmElement + std::ops::AddAssign>(
+pub fn conv_backward<T: GemmElement + std::ops::AddAssign + std::ops::Mul<Output = T>>(
     s: &ConvShape,
     dy: &[T],
     x: Option<&[T]>,
@@ -336,6 +340,9 @@ pub fn conv_backward<T: GemmElement + std::ops::AddAssign>(
             d.fill(T::zero());
         }
         return;
+    }
+    if is_depthwise(s) {
+        return depthwise_backward(s, dy, x, w, dx, dw);
     }
     let n_batches = s.n.div_ceil(bi);
     let wlen = s.f * s.cg_k();

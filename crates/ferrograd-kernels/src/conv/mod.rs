@@ -4,6 +4,7 @@
 //! axes of size 1), so one im2col/col2im pair and one pooling loop serve 1-D, 2-D and 3-D.
 
 mod convolution;
+mod depthwise;
 mod pool;
 mod stats;
 

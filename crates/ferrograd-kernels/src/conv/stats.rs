@@ -72,9 +72,16 @@ pub fn norm_stats<T: Element>(x: &[T], outer: usize, mid: usize, inner: usize, p
     }
 }
 
-/// `y = x·a + b` with `a`, `b` given per `mid` index of the `(outer, mid, inner)` view
-/// (BatchNorm's per-channel affine after folding mean and inverse std in).
-pub fn channel_affine<T: PoolFloat>(x: &[T], inner: usize, mid: usize, a: &[T], b: &[T], y: &mut [T]) {
+/// `y = (x - μ)·a + b` with `μ`, `a`, `b` given per `mid` index of the `(outer, mid, inner)` view
+/// (BatchNorm's per-channel affine, inverse std and gamma folded into `a`). Centring before scaling
+/// keeps float32 precise when a channel's spread is small beside its mean (`x·a - μ·a` would cancel).
+pub fn channel_affine<T: PoolFloat + std::ops::Sub<Output = T>>(
+    x: &[T],
+    inner: usize,
+    mid: usize,
+    (mu, a, b): (&[T], &[T], &[T]),
+    y: &mut [T],
+) {
     let inner = inner.max(1);
     par::for_each_chunk(y, Cost::Light, |start, ys| {
         let mut i = 0;
@@ -82,9 +89,9 @@ pub fn channel_affine<T: PoolFloat>(x: &[T], inner: usize, mid: usize, a: &[T], 
             let pos = start + i;
             let m = (pos / inner) % mid.max(1);
             let run = (inner - pos % inner).min(ys.len() - i);
-            let (av, bv) = (a[m], b[m]);
+            let (mv, av, bv) = (mu[m], a[m], b[m]);
             for (yv, &xv) in ys[i..i + run].iter_mut().zip(&x[pos..pos + run]) {
-                *yv = xv * av + bv;
+                *yv = (xv - mv) * av + bv;
             }
             i += run;
         }

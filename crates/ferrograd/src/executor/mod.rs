@@ -308,7 +308,8 @@ impl Executor {
                     None => NDArray::try_uninit(&st.name, &self.metas[o as usize].shape, self.metas[o as usize].dtype)?,
                 });
             }
-            st.op.forward(ctx, inputs, outs).map_err(|e| in_operator(&st.name, e))?;
+            crate::profiler::time_op(st.op.name(), || st.op.forward(ctx, inputs, outs))
+                .map_err(|e| in_operator(&st.name, e))?;
             for (j, (&o, out)) in st.io.outputs.iter().zip(outs.drain(..)).enumerate() {
                 // Forwards write into the outputs they are given (layout ops copy, their views
                 // are for imperative calls only), so the value lives in the planned storage.

@@ -262,7 +262,7 @@ pub fn run(op: &dyn Op, ctx: &Ctx, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
     for m in &out_metas {
         outputs.push(NDArray::try_uninit(op.name(), &m.shape, m.dtype)?);
     }
-    op.forward(ctx, inputs, &mut outputs)?;
+    crate::profiler::time_op(op.name(), || op.forward(ctx, inputs, &mut outputs))?;
     Ok(outputs)
 }
 

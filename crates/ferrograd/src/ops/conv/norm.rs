@@ -224,12 +224,12 @@ impl Op for BatchNorm {
             .zip(&gamma)
             .map(|(&(_, v), &gm)| if self.fix_gamma { 1.0 } else { gm } / (v + self.eps).sqrt())
             .collect();
-        let b: Vec<f64> = stats.iter().zip(&a).zip(&beta).map(|((&(mu, _), &av), &bt)| bt - mu * av).collect();
         let means: Vec<f64> = stats.iter().map(|s| s.0).collect();
         let vars: Vec<f64> = stats.iter().map(|s| s.1).collect();
         float_kernel!(self.name(), dt, T => {
-            let (av, bv): (Vec<T>, Vec<T>) = (a.iter().map(|&v| v as T).collect(), b.iter().map(|&v| v as T).collect());
-            outputs[0].write_out::<T, _>(|y| channel_affine(x.get(), inner, c, &av, &bv, y))?;
+            let cast = |v: &[f64]| -> Vec<T> { v.iter().map(|&e| e as T).collect() };
+            let (mv, av, bv) = (cast(&means), cast(&a), cast(&beta));
+            outputs[0].write_out::<T, _>(|y| channel_affine(x.get(), inner, c, (&mv, &av, &bv), y))?;
             write_vec::<T>(&mut outputs[1], &means)?;
             write_vec::<T>(&mut outputs[2], &vars)?;
             write_vec::<T>(&mut outputs[3], &[if train { 1.0 } else { 0.0 }])?;
