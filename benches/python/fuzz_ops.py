@@ -578,7 +578,8 @@ class Worker:
 def _signature(case, outcome, detail):
     """Groups findings: the op (or JSON base), the outcome and the first words of the message."""
     where = case["op"] if case["kind"] == "op" else "json:" + case["base"]
-    return (where, outcome, " ".join(str(detail).split()[:6]))
+    words = str(detail).replace("(please report)", "").split()
+    return (where, outcome, " ".join(w for w in words[:12] if not any(c.isdigit() for c in w)))
 
 
 def fuzz(calls, jsons, seed, report=None, log=print):
