@@ -543,12 +543,14 @@ class Worker:
     def _crashed(self):
         code = self.proc.wait(timeout=30)
         self._forget()
+        self.restarts += 1
         return "crash", f"worker exit code {code}" + (f" (signal {-code})" if code < 0 else "")
 
     def _kill(self):
         self.proc.kill()
         self.proc.wait()
         self._forget()
+        self.restarts += 1
 
     def _forget(self):
         for pipe in (self.proc.stdin, self.proc.stdout):
@@ -557,7 +559,6 @@ class Worker:
             except OSError:  # the write end of a dead worker's stdin may fail to flush
                 pass
         self.proc = None
-        self.restarts += 1
 
     def close(self):
         if self.proc is None:
