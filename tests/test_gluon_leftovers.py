@@ -228,3 +228,68 @@ def test_batchnorm_moving_stats_initializers():
     aux = mod.get_params()[1]
     np.testing.assert_array_equal(aux["bn_moving_mean"].asnumpy(), np.zeros(3))
     np.testing.assert_array_equal(aux["bn_moving_var"].asnumpy(), np.ones(3))
+
+
+# -- copies to cpu(i), multi-context training --------------------------------------------------
+
+def test_copies_report_the_context_they_were_asked_for():
+    a = mx.nd.array([1.0, 2.0])
+    assert a.as_in_context(mx.cpu(0)) is a
+    b = a.as_in_context(mx.cpu(2))
+    assert b is not a and b.context == mx.cpu(2)
+    np.testing.assert_array_equal(b.asnumpy(), [1, 2])
+    assert b.as_in_context(mx.cpu(2)) is b
+    assert a.copyto(mx.cpu(1)).context == mx.cpu(1)
+    assert a.copyto(mx.cpu(0)).context == mx.cpu(0)
+    target = mx.nd.zeros((2,), ctx=mx.cpu(3))
+    assert a.copyto(target) is target and target.context == mx.cpu(3)
+    with pytest.raises(MXNetError, match="CPU only"):
+        a.as_in_context(mx.gpu(0))
+
+
+def test_gradient_flows_through_a_copy_to_another_context():
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = (x.as_in_context(mx.cpu(1)) ** 2).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [2, 4, 6])
+
+
+def _train(ctxs, kvstore, update_on_kvstore, rows=8):
+    net = nn.Dense(3, in_units=4)
+    net.initialize(mx.init.Constant(0.1), ctx=ctxs)
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd",
+                               {"learning_rate": 0.5, "momentum": 0.9}, kvstore=kvstore,
+                               update_on_kvstore=update_on_kvstore)
+    x = mx.nd.array(np.arange(32, dtype=np.float32).reshape(8, 4)[:rows] / 10)
+    y = mx.nd.array(np.arange(rows) % 3)
+    loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+    for _ in range(3):
+        xs = mx.gluon.utils.split_and_load(x, ctxs)
+        ys = mx.gluon.utils.split_and_load(y, ctxs)
+        assert [a.context for a in xs] == list(ctxs)
+        with mx.autograd.record():
+            losses = [loss_fn(net(a), b) for a, b in zip(xs, ys, strict=True)]
+        for loss in losses:
+            loss.backward()
+        trainer.step(8)
+    return [w.asnumpy() for w in net.weight.list_data()]
+
+
+@pytest.mark.parametrize("kvstore,update_on_kvstore", [("device", None), ("local", True),
+                                                       ("local", False)])
+def test_two_cpu_contexts_train_as_one(kvstore, update_on_kvstore):
+    (single,) = _train([mx.cpu(0)], kvstore, update_on_kvstore)
+    both = _train([mx.cpu(0), mx.cpu(1)], kvstore, update_on_kvstore)
+    assert not np.allclose(single, 0.1)  # training moved the weights
+    for w in both:
+        np.testing.assert_allclose(w, single, rtol=1e-5, atol=1e-6)
+
+
+def test_without_a_kvstore_each_context_learns_from_its_own_half():
+    # MXNet's kvstore=None: no aggregation, every context steps with its own gradients.
+    both = _train([mx.cpu(0), mx.cpu(1)], None, None)
+    (first_half,) = _train([mx.cpu(0)], None, None, rows=4)
+    np.testing.assert_allclose(both[0], first_half, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(both[0], both[1])
