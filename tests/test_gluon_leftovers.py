@@ -293,3 +293,24 @@ def test_without_a_kvstore_each_context_learns_from_its_own_half():
     (first_half,) = _train([mx.cpu(0)], None, None, rows=4)
     np.testing.assert_allclose(both[0], first_half, rtol=1e-5, atol=1e-6)
     assert not np.allclose(both[0], both[1])
+
+
+# -- sym ops keep an explicit None that differs from the default (found by the fuzzer) ---------
+
+@pytest.mark.parametrize("op,kwargs,expected", [
+    ("sort", {}, [1, 2, 3, 4, 5, 6, 7, 8, 9]),
+    ("argsort", {}, [1, 2, 0, 8, 7, 6, 4, 5, 3]),
+    ("topk", {"k": 2}, [3, 5]),
+])
+def test_symbolic_axis_none_flattens_as_the_imperative_call(op, kwargs, expected):
+    values = mx.nd.array([[3, 1, 2], [9, 7, 8], [6, 5, 4]])
+    out = getattr(mx.sym, op)(mx.sym.var("x"), axis=None, **kwargs)
+    assert out.attr_dict()[out.name]["axis"] == "None"
+    assert out.infer_shape(x=(3, 3))[1] == [(len(expected),)]
+    exe = out.simple_bind(mx.cpu(), x=(3, 3))
+    exe.arg_dict["x"][:] = values
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), expected)
+    np.testing.assert_array_equal(getattr(mx.nd, op)(values, axis=None, **kwargs).asnumpy(),
+                                  expected)
+    default = getattr(mx.sym, op)(mx.sym.var("x"), **kwargs)
+    assert default.attr_dict()[default.name]["axis"] == "-1"

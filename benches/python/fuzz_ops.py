@@ -34,7 +34,7 @@ import numpy as np
 
 CLEAN = ("MXNetError", "TypeError", "ValueError", "MemoryError")
 BAD_OUTCOMES = ("bad-exception", "internal-error", "input-changed", "silent-broadcast", "crash",
-                "hang", "harness-error")
+                "hang", "harness-error", "mismatch")
 WORKER_MEMORY = 4 << 30  # RLIMIT_AS of the worker: huge requests fail fast instead of swapping
 CASE_TIMEOUT = 30.0  # seconds; a shared 2-core machine can be slow
 
@@ -374,8 +374,23 @@ def json_reproducer(case):
                if case["backward"] else ""))
 
 
+def sym_reproducer(case):
+    names = [f"in{k}" for k in range(len(case["arrays"]))]
+    kw = "".join(f", {k}={v!r}" for k, v in case["kwargs"].items())
+    sym_args = ", ".join(f"mx.sym.var('{n}')" for n in names)
+    shapes = ", ".join(f"{n}={a.shape}" for n, a in zip(names, case["arrays"], strict=True))
+    types = {n: str(a.dtype) for n, a in zip(names, case["arrays"], strict=True)}
+    return (f"import ferrograd as mx; e = mx.sym.{case['op']}({sym_args}{kw}).simple_bind("
+            f"mx.cpu(), grad_req='null', type_dict={types!r}{', ' if shapes else ''}{shapes}); "
+            "e.forward()")
+
+
 def reproducer(case):
-    return op_reproducer(case) if case["kind"] == "op" else json_reproducer(case)
+    if case["kind"] == "op":
+        return op_reproducer(case)
+    if case["kind"] == "sym":
+        return sym_reproducer(case)
+    return json_reproducer(case)
 
 
 # -- running a case (in the worker) ---------------------------------------------------------------
@@ -457,9 +472,49 @@ def run_json_case(case):
         return _classify_exception(e)
 
 
+_RANDOM = ("random", "sample", "Dropout", "shuffle")
+
+
+def run_sym_case(case):
+    """The op composed as a Symbol over variables, bound and run on the executor; when the
+    imperative call also succeeds, both must give the same values (deterministic ops)."""
+    import ferrograd as mx
+    names = [f"in{k}" for k in range(len(case["arrays"]))]
+    try:
+        s = getattr(mx.sym, case["op"])(*[mx.sym.var(n) for n in names], **case["kwargs"])
+        exe = s.simple_bind(mx.cpu(), grad_req="null",
+                            type_dict={n: a.dtype for n, a in zip(names, case["arrays"],
+                                                                  strict=True)},
+                            **{n: a.shape for n, a in zip(names, case["arrays"], strict=True)})
+        for n, a in zip(names, case["arrays"], strict=True):
+            bound = exe.arg_dict.get(n, exe.aux_dict.get(n))  # BatchNorm's inputs 3, 4 are aux
+            bound[:] = mx.nd.array(a, dtype=a.dtype)
+        sym_outs = [o.asnumpy() for o in exe.forward(is_train=False)]
+    except BaseException as e:  # noqa: BLE001
+        return _classify_exception(e)
+    if any(r in case["op"] for r in _RANDOM):
+        return "ok", ""
+    try:
+        res = getattr(mx.nd, case["op"])(*[mx.nd.array(a, dtype=a.dtype)
+                                           for a in case["arrays"]], **case["kwargs"])
+        nd_outs = [o.asnumpy() for o in _outputs(res)]
+    except BaseException:  # noqa: BLE001 - the op case checks the imperative call itself
+        return "ok", ""
+    for k, (a, b) in enumerate(zip(sym_outs, nd_outs, strict=False)):
+        close = a.shape == b.shape and (a.dtype.kind not in "fc" and np.array_equal(a, b) or
+                                        a.dtype.kind in "fc" and np.allclose(
+                                            a, b, rtol=1e-3, atol=1e-5, equal_nan=True))
+        if not close:
+            return "mismatch", (f"output {k}: executor {a.shape} {a.dtype} differs from the "
+                                f"imperative call {b.shape} {b.dtype}")
+    return "ok", ""
+
+
 def run_case(case):
     if case["kind"] == "op":
         return run_op_case(case)
+    if case["kind"] == "sym":
+        return run_sym_case(case)
     if case["kind"] == "json":
         return run_json_case(case)
     # Harness self-tests (tests/test_fuzz_ops.py): the worker dies or stalls on purpose.
@@ -578,12 +633,12 @@ class Worker:
 
 def _signature(case, outcome, detail):
     """Groups findings: the op (or JSON base), the outcome and the first words of the message."""
-    where = case["op"] if case["kind"] == "op" else "json:" + case["base"]
+    where = "json:" + case["base"] if case["kind"] == "json" else f"{case['kind']}:{case['op']}"
     words = str(detail).replace("(please report)", "").split()
     return (where, outcome, " ".join(w for w in words[:12] if not any(c.isdigit() for c in w)))
 
 
-def fuzz(calls, jsons, seed, report=None, log=print):
+def fuzz(calls, jsons, seed, report=None, log=print, sym_calls=0):
     rng = np.random.default_rng(seed)
     draw = RandomDraw(rng)
     specs = op_specs()
@@ -593,11 +648,14 @@ def fuzz(calls, jsons, seed, report=None, log=print):
     counts = collections.Counter()
     findings = {}
     start = time.monotonic()
-    jobs = [("op", i) for i in range(calls)] + [("json", i) for i in range(jsons)]
+    jobs = ([("op", i) for i in range(calls)] + [("sym", i) for i in range(sym_calls)]
+            + [("json", i) for i in range(jsons)])
     try:
         for n, (kind, i) in enumerate(jobs):
-            case = (gen_op_case(draw, specs[i % len(specs)]) if kind == "op"
-                    else gen_json_case(draw, bases, op_names))
+            if kind == "json":
+                case = gen_json_case(draw, bases, op_names)
+            else:
+                case = dict(gen_op_case(draw, specs[i % len(specs)]), kind=kind)
             outcome, detail = worker.run(case)
             counts[(kind, outcome)] += 1
             if outcome in BAD_OUTCOMES:
@@ -609,7 +667,7 @@ def fuzz(calls, jsons, seed, report=None, log=print):
                 log(f"{n + 1} cases in {time.monotonic() - start:.0f} s: {dict(counts)}")
     finally:
         worker.close()
-    summary = {"calls": calls, "jsons": jsons, "seed": seed,
+    summary = {"calls": calls, "sym_calls": sym_calls, "jsons": jsons, "seed": seed,
                "seconds": round(time.monotonic() - start, 1),
                "counts": {f"{k}:{o}": v for (k, o), v in sorted(counts.items())},
                "worker_restarts": worker.restarts,
@@ -625,6 +683,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--calls", type=int, default=100_000, help="random operator calls")
+    ap.add_argument("--sym-calls", type=int, default=20_000,
+                    help="random operator calls composed as Symbols and run on the executor")
     ap.add_argument("--jsons", type=int, default=20_000, help="mutated symbol JSONs")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--report", help="write the counts and findings as JSON here")
@@ -632,7 +692,7 @@ def main(argv=None):
     if args.worker:
         _worker_main()
         return 0
-    summary = fuzz(args.calls, args.jsons, args.seed, args.report)
+    summary = fuzz(args.calls, args.jsons, args.seed, args.report, sym_calls=args.sym_calls)
     print(json.dumps({k: v for k, v in summary.items() if k != "findings"}, indent=1))
     print(f"{len(summary['findings'])} distinct findings")
     return 1 if summary["findings"] else 0
