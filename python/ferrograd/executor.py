@@ -170,6 +170,7 @@ class Executor:
         self.grad_arrays = grad_arrays
         self.aux_arrays = aux_arrays
         self._monitor = None
+        self._backward_monitor = None  # set by mx.mon.Monitor.install (monitor_backward)
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self._out_names = symbol.list_outputs()
@@ -244,6 +245,8 @@ class Executor:
         if len(grads) < n:
             grads += [None] * (n - len(grads))
         self.handle.backward(grads, bool(is_train))
+        if self._backward_monitor is not None:
+            self._backward_monitor(self, grads, is_train)
 
     def set_monitor_callback(self, callback, monitor_all=False):
         """``callback(name, array)`` for every op output of later forward passes (``name`` is a
@@ -304,6 +307,7 @@ class Executor:
         grad_arg = None if self.grad_arrays is None else new_grads
         exe = bind(self._symbol, self._ctx, new_args, grad_arg, self._grad_req, aux)
         exe._monitor = self._monitor
+        exe._backward_monitor = self._backward_monitor
         # The smaller executor writes its outputs into the front of its parent's (MXNet shares
         # the memory); a larger one has outputs of its own.
         pairs = list(zip(self.outputs, exe.outputs, strict=True))

@@ -3,15 +3,19 @@
 Install on executors (``Module.install_monitor`` or ``Module.fit(monitor=...)``); between
 ``tic()`` and ``toc()`` every ``interval``-th batch, each forward op output whose name matches
 ``pattern`` is summarised by ``stat_func`` (default: ``norm(x) / sqrt(x.size)``), then ``toc``
-adds the arguments and auxiliary states. ferrograd's executors report forward outputs only
-(MXNet also reported the outputs of backward nodes).
+adds the arguments and auxiliary states. Backward outputs (``<node>_backward_output<i>``, the
+gradient of each op node's inputs) come from a probe copy of the graph run on the collecting
+batches only (``monitor_backward``).
 """
 
 import logging
 import math
 import re
+import warnings
 
 from . import ndarray as nd
+from .base import MXNetError
+from .monitor_backward import BackwardProbe
 from .ndarray import NDArray
 
 __all__ = ["Monitor"]
@@ -44,7 +48,25 @@ class Monitor:
 
     def install(self, exe):
         exe.set_monitor_callback(self.stat_helper, self.monitor_all)
+        exe._backward_monitor = self._backward_helper
         self.exes.append(exe)
+
+    def _backward_helper(self, exe, out_grads, is_train):
+        """The executor's backward hook: the gradients of every op node's inputs, computed by a
+        probe graph while collecting (see ``monitor_backward``)."""
+        if not self.activated:
+            return
+        probes = self.__dict__.setdefault("_probes", {})
+        probe = probes.get(id(exe))
+        try:
+            if probe is None or probe.signature != BackwardProbe.signature_of(exe):
+                probe = probes[id(exe)] = BackwardProbe(exe)
+            probe.run(exe, out_grads, is_train, self.stat_helper)
+        except MXNetError as e:
+            # A statistic must never stop training: say once why backward outputs are missing.
+            exe._backward_monitor = None
+            warnings.warn(f"Monitor: backward outputs are not available for this executor: {e}",
+                          stacklevel=2)
 
     def tic(self):
         """Starts collecting if this batch is one of every ``interval``."""

@@ -18,6 +18,7 @@ from .. import ndarray as nd
 from .. import symbol as sym
 from ..base import MXNetError
 from . import _hybrid, _serialization
+from . import parameter as _param
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 
 __all__ = ["Block", "HybridBlock"]
@@ -146,6 +147,7 @@ class Block:
                                  "want to share parameters between blocks, please set 'params' at "
                                  "Block construction instead.")
             self._reg_params[name] = value
+            _param._changed()  # drops the blocks' cached parameter arrays (_params_on)
         super().__setattr__(name, value)
 
     @property
@@ -252,11 +254,13 @@ class Block:
             param.cast(dtype)
 
     def __call__(self, *args):
-        for hook in list(self._forward_pre_hooks.values()):
-            hook(self, args)
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                hook(self, args)
         out = self.forward(*args)
-        for hook in list(self._forward_hooks.values()):
-            hook(self, args, out)
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                hook(self, args, out)
         return out
 
     def forward(self, *args):
@@ -276,6 +280,9 @@ class HybridBlock(Block):
     After ``hybridize()`` the first call traces the graph with ``F = mx.sym`` and later calls run
     it on a bound Executor (see ``_hybrid``); before, it runs imperatively with ``F = mx.nd``.
     """
+
+    # (parameter generation, context, {attribute: array}) of the last imperative call.
+    _param_cache = None
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
@@ -343,6 +350,11 @@ class HybridBlock(Block):
             return self.hybrid_forward(sym, x, *args, **params)
 
     def forward(self, x, *args):
+        if not args and isinstance(x, nd.NDArray):
+            # The common call, one array: no input structure to check.
+            if self._active:
+                return _hybrid.call_cached(self, (x,))
+            return self.hybrid_forward(nd, x, **self._params_on(x.context, (x,)))
         leaves = _flatten([x, *args])
         if any(isinstance(v, sym.Symbol) for v in leaves):
             if any(isinstance(v, nd.NDArray) for v in leaves):
@@ -358,17 +370,31 @@ class HybridBlock(Block):
             raise ValueError(f"{type(self).__name__}: a hybridized block takes only NDArray (or "
                              "None) inputs, got "
                              f"{[type(v).__name__ for v in leaves]}")
-        if self._active:
-            return _hybrid.call_cached(self, (x, *args))
         ctx = arrays[0].context
+        if self._active:
+            contexts = {a.context for a in arrays}
+            if len(contexts) > 1:
+                raise ValueError(f"{type(self).__name__}: a hybridized block takes inputs on one "
+                                 f"context only, got arrays on {sorted(map(str, contexts))}")
+            return _hybrid.call_cached(self, (x, *args))
+        return self.hybrid_forward(nd, x, *args, **self._params_on(ctx, (x, *args)))
+
+    def _params_on(self, ctx, inputs):
+        """This block's parameter arrays on ``ctx`` by attribute name, finishing a deferred
+        initialisation from ``inputs`` first. Kept until any Parameter's arrays change (the
+        generation counter), so a repeated call does no per-parameter lookups."""
+        cache = self._param_cache
+        if cache is not None and cache[0] == _param._generation[0] and cache[1] == ctx:
+            return cache[2]
         try:
             params = {key: p.data(ctx) for key, p in self._reg_params.items()}
         except DeferredInitializationError:
-            self._infer_deferred_shapes(x, *args)
+            self._infer_deferred_shapes(*inputs)
             for p in self.collect_params().values():
                 p._finish_deferred_init()
             params = {key: p.data(ctx) for key, p in self._reg_params.items()}
-        return self.hybrid_forward(nd, x, *args, **params)
+        self._param_cache = (_param._generation[0], ctx, params)
+        return params
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define hybrid_forward")

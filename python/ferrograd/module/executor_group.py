@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import ndarray as nd
 from ..base import MXNetError
-from ..context import cpu
+from ..context import Context, cpu
 from ..io import DataDesc
 from ..ndarray import NDArray
 
@@ -33,6 +33,32 @@ def _split_input_slice(batch_size, work_load_list):
                              f"devices with work loads {list(work_load_list)}: a slice is empty")
         slices.append(slice(int(begin), int(end)))
     return slices
+
+
+def _group_contexts(group2ctxs, n_devices):
+    """Per device, a ``{ctx_group: Context}`` dict (or None). Accepts one dict per device, or one
+    dict whose values are a context or a list of 1 or ``n_devices`` contexts."""
+    if group2ctxs is None:
+        return [None] * n_devices
+    if isinstance(group2ctxs, (list, tuple)):
+        if len(group2ctxs) != n_devices:
+            raise ValueError(f"group2ctxs: expected one dict per context ({n_devices}), got "
+                             f"{len(group2ctxs)}")
+        return list(group2ctxs)
+    if not isinstance(group2ctxs, dict):
+        raise TypeError("group2ctxs must be a dict of group name to context(s) or a list of such "
+                        f"dicts, got {type(group2ctxs).__name__}")
+    out = [{} for _ in range(n_devices)]
+    for group, value in group2ctxs.items():
+        ctxs = [value] * n_devices if isinstance(value, Context) else list(value)
+        if len(ctxs) == 1:
+            ctxs *= n_devices
+        if len(ctxs) != n_devices:
+            raise ValueError(f"group2ctxs['{group}']: expected 1 or {n_devices} contexts, got "
+                             f"{len(ctxs)}")
+        for per_device, c in zip(out, ctxs, strict=True):
+            per_device[group] = c
+    return out
 
 
 def _slice_along(arr, axis, sl):
@@ -91,7 +117,7 @@ class DataParallelExecutorGroup:
         self.symbol = symbol
         self.contexts = contexts
         self.workload = workload
-        self.group2ctxs = group2ctxs
+        self.group2ctxs = _group_contexts(group2ctxs, len(contexts))
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
         self.logger = logger
@@ -196,6 +222,10 @@ class DataParallelExecutorGroup:
         """Binds device ``i``: parameters (and their gradients) of ``shared_group`` and inputs in
         ``shared_data_arrays`` are reused when their shapes match."""
         ctx = self.contexts[i]
+        # Arguments of a ctx_group live on that group's context (MXNet's model parallelism).
+        groups = self.group2ctxs[i] or {}
+        attrs = self.symbol.attr_dict() if groups else {}
+        arg_ctx = {n: groups.get(attrs.get(n, {}).get("ctx_group"), ctx) for n in self.arg_names}
         shared_exec = None if shared_group is None else shared_group.execs[i]
         shared_data = self.shared_data_arrays[i]
         shapes = {d.name: tuple(d.shape) for d in input_shapes}
@@ -224,11 +254,11 @@ class DataParallelExecutorGroup:
                 if old.shape == tuple(shape) and old.dtype == dtype:
                     arr = old
             if arr is None:
-                arr = nd.zeros(tuple(shape), ctx, dtype=dtype)
+                arr = nd.zeros(tuple(shape), arg_ctx[name], dtype=dtype)
                 if name not in self.param_names:
                     shared_data[name] = arr
             if grad is None and req != "null":
-                grad = nd.zeros(tuple(shape), ctx, dtype=dtype)
+                grad = nd.zeros(tuple(shape), arg_ctx[name], dtype=dtype)
             args.append(arr)
             grads.append(grad if req != "null" else None)
         aux = [nd.zeros(tuple(s), ctx, dtype=t or np.float32)

@@ -31,6 +31,7 @@ from .ndarray import (  # noqa: E402
     fill_element_0index,
     moveaxis,
     onehot_encode,
+    reset_arrays,  # noqa: F401 - mx.nd.reset_arrays
     split_v2,
 )
 
@@ -47,8 +48,9 @@ def _ctx(ctx):
 
 
 def _placed(res, ctx):
-    """``res`` remembering a non-default ``ctx`` (``cpu_shared(0)``...) as its ``context``."""
-    if ctx is not None and ctx.device_type != "cpu":
+    """``res`` remembering a non-default ``ctx`` (``cpu(1)``, ``cpu_shared(0)``...) as its
+    ``context`` (MXNet treats each cpu(i) as its own device)."""
+    if ctx is not None and (ctx.device_type != "cpu" or ctx.device_id != 0):
         res._set_context(ctx)
     return res
 

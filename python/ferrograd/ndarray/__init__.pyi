@@ -1024,6 +1024,7 @@ def repeat(
     data: NDArray, repeats: int, axis: int | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def reset_arrays(*data, num_arrays=...) -> Any: ...
 def reshape(
     data: NDArray, shape: tuple[int, ...], reverse: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,

@@ -73,7 +73,32 @@ def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
     return _f(self, indices_or_sections, axis, squeeze_axis)
 
 
+def _context_methods(cls):
+    """``copyto(ctx)`` and ``as_in_context(ctx)`` returning arrays that report ``ctx``: MXNet
+    treats each cpu(i) as its own device, so multi-context code (``split_and_load``, a Parameter
+    on several contexts, Trainer aggregation) must see the slices on the contexts it asked for.
+    Every cpu(i) shares one memory here, so the copy is the native one."""
+    native_copyto = cls.copyto
+
+    def copyto(self, other):
+        out = native_copyto(self, other)
+        if out is not other and (other.device_type, other.device_id) != ("cpu", 0):
+            out._set_context(other)
+        return out
+
+    def as_in_context(self, context):
+        """This array when it is already on ``context``, else a copy there (MXNet semantics)."""
+        if self.context == context:
+            return self
+        return copyto(self, context)
+
+    copyto.__doc__ = native_copyto.__doc__
+    cls.copyto = copyto
+    cls.as_in_context = as_in_context
+
+
 def attach(cls):
+    _context_methods(cls)
     cls.split_v2 = split_v2
     cls.tostype = tostype
     cls.to_dlpack_for_read = to_dlpack_for_read

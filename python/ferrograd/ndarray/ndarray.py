@@ -8,7 +8,7 @@ so that old MXNet code runs unchanged; they are built from those operators.
 import numpy as _np
 
 from .._ferrograd import NDArray
-from ..base import MXNetError, ShapeError, ValueError_
+from ..base import DTypeError, MXNetError, ShapeError, ValueError_
 from ._interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
 
 py_slice = slice  # MXNet's name for the builtin (``from mxnet.ndarray.ndarray import py_slice``)
@@ -115,6 +115,26 @@ def onehot_encode(indices, out):
                          f"got indices {indices.shape} and out {out.shape}")
     out[:] = _ops()["one_hot"](indices, depth=out.shape[1], dtype=_np.dtype(out.dtype).name)
     return out
+
+
+def reset_arrays(*data, num_arrays=None):
+    """Sets every array of ``data`` to zero in place (MXNet's multi-array gradient reset);
+    ``num_arrays`` must equal the number of arrays. Returns ``[]`` as MXNet does."""
+    if num_arrays is None:
+        raise MXNetError("reset_arrays: required parameter num_arrays is missing")
+    if int(num_arrays) != len(data):
+        raise MXNetError(f"reset_arrays: num_arrays={num_arrays} but {len(data)} arrays were "
+                         "given")
+    for i, arr in enumerate(data):
+        if not isinstance(arr, NDArray):
+            raise DTypeError(f"reset_arrays: argument {i} must be an NDArray, got "
+                             f"{type(arr).__name__}")
+        if not _np.issubdtype(arr.dtype, _np.floating):
+            raise DTypeError(f"reset_arrays: only floating point arrays can be reset, argument "
+                             f"{i} has dtype {_np.dtype(arr.dtype).name}")
+    for arr in data:
+        arr[:] = 0
+    return []
 
 
 def fill_element_0index(lhs, mhs, rhs, out=None):

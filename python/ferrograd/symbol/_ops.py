@@ -22,6 +22,10 @@ def _make(spec, called=None):
     sig = _registry.signature(spec._replace(optional=frozenset(names)), ("name", "attr"))
 
     all_names = names + list(params)
+    # None is a value of its own where the default is not None (``sort(axis=None)`` sorts the
+    # flattened array, the default axis=-1 the last axis): pass it on instead of dropping it.
+    explicit_none = {p.name for p in spec.params
+                     if p.default is not None and p.py_type.endswith("| None")}
 
     def op(*args, name=None, attr=None, **kwargs):
         if not variadic and args:
@@ -51,7 +55,7 @@ def _make(spec, called=None):
                     raise DTypeError(f"{opname}: input '{k}' must be a Symbol, got "
                                      f"{type(v).__name__}")
                 named.append((k, v))
-            elif v is not None:
+            elif v is not None or k in explicit_none:
                 op_params[k] = v
         positional, resolved = list(args), False
         if variadic:

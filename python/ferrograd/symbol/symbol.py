@@ -55,7 +55,29 @@ def _create(op, params, positional, named, name, attr, hint=None, resolved=False
         attrs[_stored_key(k)] = str(params.pop(k))
     handle = _sym_create(op, params, [s.handle for s in positional],
                          [(k, s.handle) for k, s in named], node_name, list(attrs.items()))
-    return Symbol(handle)
+    out = Symbol(handle)
+    if op in _COMPOSE_INIT:
+        _set_input_inits(out, _COMPOSE_INIT[op])
+    return out
+
+
+# Initializers MXNet's ops give their input variables when composed (unless the variable has
+# one): PReLU's slope starts at 0.25, BatchNorm's moving mean/variance at 0/1.
+_COMPOSE_INIT = {
+    "LeakyReLU": {1: '["Constant", {"value": 0.25}]'},
+    "BatchNorm": {3: '["zero", {}]', 4: '["one", {}]'},
+}
+
+
+def _set_input_inits(out, inits):
+    children = out.get_children()
+    if children is None:
+        return
+    for index, init in inits.items():
+        if index < len(children):
+            child = children[index]
+            if child.get_children() is None and child.attr("__init__") is None:
+                child._set_attr(__init__=init)
 
 
 
