@@ -2,7 +2,8 @@
 """Real networks, ferrograd against PyTorch (when importable), in one process.
 
 Usage: ``python3 benches/python/models.py [--models resnet18_v1,...] [--batch 8] [--size 112]
-[--rounds 5] [--json FILE]``.
+[--rounds 5] [--json FILE] [--profile]``. ``--profile`` prints ferrograd's time per operator type
+(from ``mx.profiler``) instead of the comparison.
 
 Each model is built from ferrograd's own Gluon model zoo, traced to a Symbol and bound once with
 ``simple_bind`` under a ``SoftmaxOutput`` head. A training step is forward + backward + a plain
@@ -162,6 +163,29 @@ def run(models: list, batch: int, size: int, rounds: int, threads: int | None) -
     return rows
 
 
+def profile(models: list, batch: int, size: int, steps: int = 3) -> None:
+    """ferrograd only: the time per operator type (``mx.profiler``) of a training step and of
+    inference, as a share of the op total, so the slow layer types show."""
+    import ferrograd as mx
+
+    for name in models:
+        fg = FerrogradModel(name, batch, max(size, MIN_SIZE.get(name, 0)))
+        for task in ("train_step", "inference"):
+            fn = getattr(fg, task)
+            fn()
+            mx.profiler.dumps(reset=True)
+            mx.profiler.set_state("run")
+            for _ in range(steps):
+                fn()
+            mx.profiler.set_state("stop")
+            ops = json.loads(mx.profiler.dumps(reset=True, format="json"))["Time"]["operator"]
+            total = sum(r["Total"] for r in ops.values())
+            print(f"\n{name} {task} b{batch}: {total / steps:.1f} ms of operators per step")
+            for op, r in sorted(ops.items(), key=lambda kv: -kv[1]["Total"])[:12]:
+                print(f"  {op:32s} {r['Total'] / steps:8.2f} ms  {100 * r['Total'] / total:5.1f}%"
+                      f"  ({r['Count'] // steps} calls)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated zoo names")
@@ -171,12 +195,17 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=None,
                     help="threads for PyTorch (default: its own)")
     ap.add_argument("--json", default=None, help="write the rows and the machine to this file")
+    ap.add_argument("--profile", action="store_true",
+                    help="instead: ferrograd's time per operator type (mx.profiler)")
     args = ap.parse_args(argv)
     models = [m for m in args.models.split(",") if m]
     unknown = [m for m in models if m not in MODELS]
     if unknown:
         ap.error(f"unknown models {unknown}; known: {sorted(MODELS)}")
     print(f"# {cpu_name()}, {os.cpu_count()} logical CPUs, Python {sys.version.split()[0]}")
+    if args.profile:
+        profile(models, args.batch, args.size)
+        return 0
     rows = run(models, args.batch, args.size, args.rounds, args.threads)
     if args.json:
         with open(args.json, "w") as f:

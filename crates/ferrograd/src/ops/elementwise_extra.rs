@@ -313,15 +313,9 @@ impl Op for Clip {
         Saves::Inputs
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        let x = inputs[0];
-        let lo = g.scalar(BinaryKind::Ge, x, self.a_min, false)?;
-        let hi = g.scalar(BinaryKind::Le, x, self.a_max, false)?;
-        let m = g.mul(lo, hi)?;
-        // Comparisons are not recorded; adding zeros_like(x) ties the mask to x so that a
-        // second-order gradient is zero instead of "not in a computational graph".
-        let z = g.zeros_like(x)?;
-        let m = g.add(m, z)?;
-        Ok(vec![Some(g.mul(og[0], m)?)])
+        // One fused pass, recorded with x as an input (second-order gradients are zeros).
+        let fused = crate::ops::nn::act_grad::MaskedGrad::clip(self.a_min, self.a_max);
+        Ok(vec![Some(g.apply1(fused, &[og[0], inputs[0]])?)])
     }
 }
 

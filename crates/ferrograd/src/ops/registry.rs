@@ -32,6 +32,7 @@ const MODULES: &[&[OpDef]] = &[
     super::pdf::DEFS,
     super::linalg::DEFS,
     super::nn::activation::DEFS,
+    super::nn::act_grad::DEFS,
     super::nn::softmax::DEFS,
     super::nn::loss::DEFS,
     super::nn::dense::DEFS,

@@ -339,9 +339,9 @@ impl Op for Unary {
                 let t = g.rsub_scalar(1.0, y)?;
                 g.mul(y, t)?
             }
-            // sign(relu(x)) is 1 where x > 0, 0 elsewhere and NaN at NaN (MXNet's gradient), and
-            // keeps the result on the tape so second-order gradients come out as zeros.
-            Relu => g.unary(Sign, y)?,
+            // One fused pass: gy·sign(relu(x)), 1 where x > 0, 0 elsewhere and NaN at NaN
+            // (MXNet's gradient); recorded with y as an input, so second-order gradients are zeros.
+            Relu => return Ok(vec![Some(g.apply1(crate::ops::nn::act_grad::MaskedGrad::relu(), &[gy, y])?)]),
             Softsign => {
                 let t = g.unary(Abs, x)?;
                 let t = g.add_scalar(t, 1.0)?;

@@ -6,7 +6,7 @@ use std::f64::consts::PI;
 
 use ferrograd::ops::grad::eval_grad;
 use ferrograd::ops::{call, AttrValue};
-use ferrograd::DType::{F32, F64, I32, I64};
+use ferrograd::DType::{F16, F32, F64, I32, I64};
 use ferrograd::{Error, NDArray};
 
 use crate::common::*;
@@ -295,4 +295,60 @@ fn elem_extra_errors() {
     assert!(matches!(&r, Err(Error::DType(m)) if m.contains("where")), "{r:?}");
     let r = call("smooth_l1", std::slice::from_ref(&z), &[("scalar", float(-1.0))]);
     assert!(matches!(&r, Err(Error::Value(m)) if m.contains("smooth_l1")), "{r:?}");
+}
+
+/// The fused activation gradients: `gy · mask(saved)` against the mask written out here, in
+/// every float dtype and layout, with the kinks and NaN pinned.
+pub fn masked_grad(name: &'static str) {
+    let (params, mask): (Vec<(&str, AttrValue)>, fn(f64) -> f64) = match name {
+        "_backward_relu" => (vec![], |v| {
+            if v > 0.0 {
+                1.0
+            } else if v.is_nan() {
+                f64::NAN
+            } else {
+                0.0
+            }
+        }),
+        "_backward_clip" => {
+            (vec![("a_min", float(-1.0)), ("a_max", float(2.0))], |v| if (-1.0..=2.0).contains(&v) { 1.0 } else { 0.0 })
+        }
+        "_backward_leaky_relu" => (vec![("slope", float(0.25))], |v| if v > 0.0 { 1.0 } else { 0.25 }),
+        other => panic!("no case for {other}"),
+    };
+    let saved = [-1.5, -1.0, 0.0, 0.5, 2.0, 2.5, f64::NAN, 3.0];
+    let gy = [1.0, -2.0, 3.0, -4.0, 5.0, -6.0, 7.0, 0.5];
+    for dt in [F64, F32, F16] {
+        let (g, s) = (arr(&gy, &[2, 4], dt), arr(&saved, &[2, 4], dt));
+        let want: Vec<f64> = gy.iter().zip(&saved).map(|(&a, &v)| a * mask(v)).collect();
+        for (vn, gv) in variants(&g) {
+            for (sn, sv) in variants(&s) {
+                let out = call1(name, &[gv.clone(), sv], &params);
+                let got = out.to_f64_vec();
+                assert_eq!(out.dtype(), dt, "{name} {dt} {vn}/{sn}: dtype");
+                for (i, (&a, &b)) in got.iter().zip(&want).enumerate() {
+                    assert!(a == b || (a.is_nan() && b.is_nan()), "{name} {dt} {vn}/{sn}: [{i}] {a} != {b}");
+                }
+            }
+        }
+    }
+    // Shapes and dtypes must agree; integer arrays have no gradient.
+    let err = call(name, &[f64s(&[1.0; 3], &[3]), f64s(&[1.0; 4], &[4])], &params).unwrap_err().to_string();
+    assert!(err.contains(name) && err.contains("(3,)") && err.contains("(4,)"), "{err}");
+    let err = call(name, &[arr(&[1.0], &[1], I32), arr(&[1.0], &[1], I32)], &params).unwrap_err().to_string();
+    assert!(err.contains(name) && err.contains("float"), "{err}");
+}
+
+/// Linear in the head gradient (its rule is itself), constant in the saved tensor away from kinks.
+pub fn masked_grad_grad(name: &'static str) {
+    let params: Vec<(&'static str, AttrValue)> = match name {
+        "_backward_clip" => vec![("a_min", float(-1.0)), ("a_max", float(2.0))],
+        "_backward_leaky_relu" => vec![("slope", float(0.25))],
+        _ => vec![],
+    };
+    let op = build(name, &params);
+    let mut rng = Rng::new(57);
+    let g = f64s(&[0.3, -1.2, 2.2, 0.7, -0.4, 1.9], &[2, 3]);
+    let s = f64s(&[-1.7, -0.6, 0.3, 1.4, 2.5, 3.1], &[2, 3]);
+    check(name, &op, &[g, s], &mut rng, true);
 }

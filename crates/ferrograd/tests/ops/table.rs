@@ -320,6 +320,9 @@ table! {
     "gamma" => elem_extra, none, ee::special, Some(ee::special_grad);
     "gammaln" => elem_extra, none, ee::special, Some(ee::special_grad);
     "clip" => elem_extra, clip_p, ee::clip, Some(ee::clip_grad);
+    "_backward_relu" => elem_extra, none, ee::masked_grad, Some(ee::masked_grad_grad);
+    "_backward_clip" => elem_extra, clip_p, ee::masked_grad, Some(ee::masked_grad_grad);
+    "_backward_leaky_relu" => elem_extra, none, ee::masked_grad, Some(ee::masked_grad_grad);
     "where" => elem_extra, none, ee::where_, Some(ee::where_grad);
     "smooth_l1" => elem_extra, smooth_p, ee::smooth_l1, Some(ee::smooth_l1_grad);
     "topk" => ordering, topk_p, oc::topk, Some(oc::topk_grad);

@@ -255,13 +255,8 @@ impl Op for LeakyReLU {
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
         let (x, h) = (inputs[0], og[0]);
         match self.act {
-            LeakyType::Leaky => {
-                // d = slope + (1 - slope)·[x > 0]
-                let m = g.scalar(BinaryKind::Gt, x, 0.0, false)?;
-                let d = g.mul_scalar(m, 1.0 - self.slope())?;
-                let d = g.add_scalar(d, self.slope())?;
-                Ok(vec![Some(g.mul(h, d)?)])
-            }
+            // d = 1 where x > 0, else slope: one fused pass.
+            LeakyType::Leaky => Ok(vec![Some(g.apply1(super::act_grad::MaskedGrad::leaky(self.slope()), &[h, x])?)]),
             LeakyType::Elu | LeakyType::Selu => {
                 // d = [x > 0] + [x <= 0]·c·exp(min(x, 0)), scaled by λ for selu.
                 let (c, lam) = if self.act == LeakyType::Elu {

@@ -6,6 +6,7 @@
 //! gradient. Their rules are written from the inputs (recomputing e.g. the softmax) so that
 //! differentiating the rule again gives the derivative of that loss gradient.
 
+pub mod act_grad;
 pub mod activation;
 pub mod dense;
 pub mod dropout;
