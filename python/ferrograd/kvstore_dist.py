@@ -11,7 +11,16 @@ Pushes are lazy: gradients are packed into buckets and reduced on a communicatio
 the caller goes on; the first operation that reads the store (``pull``, ``pushpull``, ``barrier``,
 saving states) waits for them. The bucket size is ``bucket_bytes`` (default 25 MB, or
 ``FERROGRAD_DIST_BUCKET_MB``).
+
+With ``overlap_backward`` on (``FERROGRAD_DIST_OVERLAP=1``), a Trainer with one context per
+worker registers its parameters here and each gradient is submitted the moment backward has
+finished it, so most of the communication hides behind the rest of backward. The gradient then
+must not be changed between ``backward`` and ``trainer.step`` (no in-place clipping: clip after
+``trainer.allreduce_grads()`` with ``update_on_kvstore=False`` instead), and the gradient arrays
+receive the summed gradient.
 """
+
+import os
 
 import numpy as np
 
@@ -26,6 +35,10 @@ ASYNC_TYPES = ("dist_async", "dist_device_async", "dist")
 class DistKVStore(KVStore):
     """A store shared by all MPI processes of the job (synchronous data parallelism)."""
 
+    # set_optimizer keeps the caller's optimizer object (no server copy): a changed
+    # rescale_grad or learning rate applies at once
+    runs_trainer_optimizer = True
+
     def __init__(self, kind="dist_sync", bucket_bytes=None):
         if kind not in DIST_TYPES:
             raise MXNetError(f"kvstore.create: {kind!r} is not a synchronous distributed kind "
@@ -34,6 +47,9 @@ class DistKVStore(KVStore):
         self._comm = _dist.init()
         self._reducer = _dist.GradientReducer(bucket_bytes=bucket_bytes, op="sum")
         self._pending = {}  # key -> summed local gradient being reduced
+        self.overlap_backward = os.environ.get("FERROGRAD_DIST_OVERLAP", "0") == "1"
+        self._early = {}  # key -> gradient submitted during backward
+        self.gradients_during_backward = 0  # how many were submitted before backward ended
 
     @property
     def rank(self):
@@ -72,16 +88,47 @@ class DistKVStore(KVStore):
         keys, vals = _group("push", key, value)
         for k, vs in zip(keys, vals, strict=False):
             self._stored("push", k)
+            early = self._early.pop(k, None)
+            if early is not None:  # already being reduced since backward produced it
+                self._pending[k] = early
+                continue
             if k in self._pending:
                 self._flush()
             total = _reduce(vs)  # a fresh array: reduced in place
             self._pending[k] = total
             self._reducer.submit(k, total)
 
+    # -- overlap with backward ------------------------------------------------------------------
+    def watch_backward(self, arrays_by_key):
+        """Called by Trainer with ``{key: parameter data array}`` (one context per worker): when
+        ``overlap_backward`` is on, their gradients are reduced as backward produces them.
+        Returns whether overlap is active."""
+        from .distributed import _overlap
+
+        if not self.overlap_backward or not _overlap.supported():
+            return False
+        return bool(_overlap.watch(self, arrays_by_key))
+
+    def _gradient_ready(self, key, grad):
+        if key in self._early:
+            raise MXNetError(
+                f"kvstore {self.type!r}: the gradient of key {key!r} was produced twice before "
+                "it was pushed (two backward passes per step, or grad_req='add'); set "
+                "FERROGRAD_DIST_OVERLAP=0 for such loops"
+            )
+        self._early[key] = grad
+        self.gradients_during_backward += 1
+        self._reducer.submit(key, grad)
+
     def _flush(self):
         """Waits for the pushed sums and applies them, in push order."""
         if not self._pending:
             return
+        if self._early:  # produced by backward but never pushed: no worker may skip a push
+            missing = sorted(map(str, self._early))
+            self._early.clear()
+            raise MXNetError(f"kvstore {self.type!r}: gradients of keys {missing} were produced "
+                             "by backward but not pushed before the store was read")
         pending, self._pending = self._pending, {}
         self._reducer.wait()
         for k, total in pending.items():

@@ -35,7 +35,7 @@ def _create_kvstore(kvstore, num_device, arg_params):
     if kvstore is None:
         kv = None
     elif isinstance(kvstore, str):
-        if num_device == 1 and "dist" not in kvstore:
+        if num_device == 1 and "dist" not in kvstore and kvstore != "horovod":
             kv = None
         else:
             from .. import kvstore as kvs
