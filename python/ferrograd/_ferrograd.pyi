@@ -472,6 +472,15 @@ def _ag_grad(heads: Sequence[NDArray], head_grads: Sequence[NDArray | None],
     """Gradients of ``heads`` with respect to ``variables``, returned as new arrays."""
 
 
+def _ag_set_grad_ready_hook(hook: Callable[[NDArray, int], object] | None) -> None:
+    """Calls ``hook(grad, variable_id)`` during backward as soon as each gradient is final
+    (None removes it); an exception in the hook aborts the backward."""
+
+
+def _ag_variable_id(x: NDArray) -> int | None:
+    """The id a grad-ready hook receives for the marked variable ``x`` (None otherwise)."""
+
+
 def _ag_get_symbol(x: NDArray) -> _Symbol:
     """The recorded history of ``x`` as a symbol (``autograd.get_symbol``)."""
 

@@ -4,8 +4,8 @@
 A store keeps one array per key. ``push`` sums the pushed values (one per device) and either
 stores the sum or, with an optimizer or updater set, calls ``updater(key, sum, stored)``;
 ``pull`` copies the stored array out. All arrays live in host memory, so ``'local'``,
-``'device'`` and their ``local_*`` variants behave alike. The distributed kinds (``dist_*``,
-``horovod``, ``byteps``) belong to a later issue.
+``'device'`` and their ``local_*`` variants behave alike. The distributed kinds ``dist_sync``,
+``dist_device_sync`` and ``horovod`` (MPI allreduce) live in ``kvstore_dist``.
 """
 
 from . import optimizer as opt
@@ -215,7 +215,7 @@ class KVStore(KVStoreBase):
         """Gradient compression only matters across machines: refused in a local store."""
         raise MXNetError(
             "kvstore.set_gradient_compression: gradient compression needs a "
-            "distributed kvstore (dist_*), which ferrograd does not have yet"
+            "distributed kvstore, and ferrograd's (dist_sync) does not compress"
         )
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
@@ -251,18 +251,24 @@ class KVStore(KVStoreBase):
 
 
 def create(name="local"):
-    """A key-value store: ``'local'``, ``'device'`` (and MXNet's ``local_*`` spellings), or a
-    registered :class:`KVStoreBase` kind such as ``'teststore'``."""
+    """A key-value store: ``'local'``, ``'device'`` (and MXNet's ``local_*`` spellings),
+    ``'dist_sync'`` (also ``'dist_device_sync'``, ``'horovod'``: MPI allreduce across the
+    processes of the job), or a registered :class:`KVStoreBase` kind such as ``'teststore'``."""
     if not isinstance(name, str):
         raise TypeError(f"name must be a string, got {type(name).__name__}")
     if name in _LOCAL_TYPES:
         return KVStore(name)
     if name.lower() in KVStoreBase.kv_registry:
         return KVStoreBase.kv_registry[name.lower()]()
-    if name.startswith("dist") or name in ("horovod", "byteps"):
-        raise MXNetError(
-            f"kvstore.create: {name!r} is a distributed kvstore, which ferrograd does not "
-            "support yet (distributed training is a later issue); use 'local' or 'device'"
-        )
+    if name.startswith("dist") or name == "horovod":
+        from . import kvstore_dist
+
+        if name in kvstore_dist.DIST_TYPES:
+            return kvstore_dist.DistKVStore(name)
+        if name in kvstore_dist.ASYNC_TYPES:
+            raise kvstore_dist.async_error(name)
+    if name == "byteps":
+        raise MXNetError("kvstore.create: 'byteps' is not offered by ferrograd; use 'dist_sync' "
+                         "(MPI allreduce)")
     known = ", ".join(list(_LOCAL_TYPES) + sorted(KVStoreBase.kv_registry))
     raise MXNetError(f"kvstore.create: unknown kvstore type {name!r}; known: {known}")

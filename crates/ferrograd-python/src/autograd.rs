@@ -84,6 +84,32 @@ fn _ag_backward(
     enter(py, has_history(&hs), || autograd::backward(&hs, &gs, args))
 }
 
+/// Installs `hook(grad, variable_id)` (or removes it with None), called during `backward` with
+/// each gradient buffer as soon as it is final: see `ferrograd::autograd::GradReadyHook`. An
+/// exception in the hook aborts the backward with a RuntimeError naming it.
+#[pyfunction]
+fn _ag_set_grad_ready_hook(hook: Option<Py<PyAny>>) {
+    autograd::set_grad_ready_hook(hook.map(|f| -> autograd::GradReadyHook {
+        std::sync::Arc::new(move |g: &NDArray, id: usize| {
+            Python::attach(|py| {
+                let arg = PyNDArray::wrap(py, g.clone()).map_err(|e| hook_error(py, e))?;
+                f.bind(py).call1((arg, id)).map(|_| ()).map_err(|e| hook_error(py, e))
+            })
+        })
+    }));
+}
+
+/// The id a grad-ready hook receives for the marked variable `x` (None if `x` is not one).
+#[pyfunction]
+fn _ag_variable_id(x: PyRef<'_, PyNDArray>) -> Option<usize> {
+    x.inner.entry().and_then(|e| e.variable_id())
+}
+
+fn hook_error(py: Python<'_>, e: PyErr) -> Error {
+    let name = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "Exception".into());
+    Error::Runtime(format!("backward: the grad-ready hook raised {name}: {}", e.value(py)))
+}
+
 #[pyfunction]
 fn _ag_grad(
     py: Python<'_>,
@@ -350,6 +376,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_ag_mark_variable, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_set_grad_ready_hook, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_variable_id, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_get_symbol_json, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_get_symbol, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_record_function, m)?)?;

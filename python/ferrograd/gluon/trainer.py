@@ -34,7 +34,7 @@ def _create_kvstore(kvstore, num_device, arg_params):
     elif isinstance(kvstore, kvs.KVStoreBase):
         kv = kvstore
     elif isinstance(kvstore, str):
-        if num_device == 1 and "dist" not in kvstore:
+        if num_device == 1 and not _is_distributed(kvstore):
             kv = None  # one device: nothing to reduce
         else:
             kv = kvs.create(kvstore)
@@ -49,6 +49,11 @@ def _create_kvstore(kvstore, num_device, arg_params):
     else:
         update_on_kvstore &= kv.is_capable(kvs.KVStoreBase.OPTIMIZER)
     return kv, update_on_kvstore
+
+
+def _is_distributed(kvstore):
+    kind = kvstore if isinstance(kvstore, str) else getattr(kvstore, "type", "")
+    return isinstance(kind, str) and (kind.startswith("dist") or kind == "horovod")
 
 
 class Trainer:
@@ -95,6 +100,9 @@ class Trainer:
         self._update_on_kvstore = None
         self._distributed = None
         self._params_to_init = list(self._params)
+        if _is_distributed(kvstore):
+            # every worker must start from rank 0's values before its first backward
+            self._ensure_kvstore()
 
     def _check_contexts(self):
         contexts = None
@@ -136,7 +144,7 @@ class Trainer:
             )
         shaped = {p.name: p for p in self._params}
         kvstore, update_on_kvstore = _create_kvstore(config["kvstore"], len(self._contexts), shaped)
-        self._distributed = "dist" in kvstore.type if kvstore else False
+        self._distributed = _is_distributed(kvstore) if kvstore else False
         if self._contains_sparse_grad:
             # Gradients declared row_sparse are stored dense here; as in MXNet they are
             # updated by the trainer unless asked otherwise.
@@ -178,6 +186,11 @@ class Trainer:
                 arrays = param._check_and_get(param._data, list)
                 idx = self._param2idx[param.name]
                 self._kvstore.broadcast(idx, arrays[0], out=arrays, priority=-idx)
+            watch = getattr(self._kvstore, "watch_backward", None)
+            if watch is not None and len(self._contexts) == 1:
+                # distributed stores may start reducing each gradient as backward produces it
+                watch({self._param2idx[p.name]: p.list_data()[0] for p in self._params_to_init
+                       if p not in waiting and p.grad_req == "write"})
         self._params_to_init = waiting
 
     def _reset_kvstore(self):
@@ -219,7 +232,10 @@ class Trainer:
 
     # -- steps ------------------------------------------------------------------------------------
     def _check_and_rescale_grad(self, scale):
-        if self._update_on_kvstore and self._distributed and self._kv_initialized:
+        # (a store that runs this very optimizer object, as ferrograd's dist_sync does, sees
+        # the new factor: the check is for stores that keep their own copy)
+        shared = getattr(self._kvstore, "runs_trainer_optimizer", False)
+        if self._update_on_kvstore and self._distributed and self._kv_initialized and not shared:
             if self._optimizer.rescale_grad != scale:
                 raise UserWarning(
                     "Possible change in the `batch_size` from previous `step` detected. "

@@ -35,7 +35,7 @@ def _create_kvstore(kvstore, num_device, arg_params):
     if kvstore is None:
         kv = None
     elif isinstance(kvstore, str):
-        if num_device == 1 and "dist" not in kvstore:
+        if num_device == 1 and "dist" not in kvstore and kvstore != "horovod":
             kv = None
         else:
             from .. import kvstore as kvs
@@ -427,10 +427,12 @@ class Module(BaseModule):
         blocks = list(zip(group.param_names, group.param_arrays, group.grad_arrays or [],
                           strict=False))
         if self._update_on_kvstore:
-            for idx, (name, weights, grads) in enumerate(blocks):
-                if grads[0] is None:
-                    continue
-                self._kvstore.pushpull(name, grads, out=weights, priority=-idx)
+            live = [(name, weights, grads) for name, weights, grads in blocks
+                    if grads[0] is not None]
+            if live:
+                # one call for all keys: a distributed store buckets them into few allreduces
+                names, weights, grads = (list(t) for t in zip(*live, strict=True))
+                self._kvstore.pushpull(names, grads, out=weights)
             return
         n_dev = len(self._context)
         for idx, (name, weights, grads) in enumerate(blocks):

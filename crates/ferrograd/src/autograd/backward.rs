@@ -27,6 +27,61 @@ pub struct BackwardArgs {
     pub train_mode: bool,
 }
 
+/// Called by `backward` with a variable's gradient buffer and the variable's id
+/// ([`Entry::variable_id`]) as soon as that gradient is final and written, while the rest of the
+/// sweep is still to run (the hook point that lets distributed training start communicating a
+/// gradient before backward ends). An error aborts the backward.
+pub type GradReadyHook = Arc<dyn Fn(&NDArray, usize) -> Result<()> + Send + Sync>;
+
+static GRAD_READY_HOOK: parking_lot::RwLock<Option<GradReadyHook>> = parking_lot::RwLock::new(None);
+
+/// Installs (or, with `None`, removes) the process-wide [`GradReadyHook`]. Without a hook,
+/// `backward` writes every gradient at the end of the sweep.
+pub fn set_grad_ready_hook(hook: Option<GradReadyHook>) {
+    *GRAD_READY_HOOK.write() = hook;
+}
+
+/// Early delivery of final variable gradients during a `backward` sweep: counts the uses of each
+/// variable still to be swept and writes its gradient (then calls the hook) when none is left.
+struct EarlyGrads {
+    hook: GradReadyHook,
+    remaining: PtrMap<usize, usize>,
+    written: Vec<usize>,
+}
+
+impl EarlyGrads {
+    fn new(hook: GradReadyHook, order: &[Arc<Node>]) -> Self {
+        let mut remaining = PtrMap::default();
+        for node in order {
+            for e in node.inputs.iter().flatten() {
+                if let Entry::Var(v) = e {
+                    *remaining.entry(var_key(v)).or_insert(0) += 1;
+                }
+            }
+        }
+        EarlyGrads { hook, remaining, written: Vec::new() }
+    }
+
+    /// `node` has been swept: its variable inputs have one use fewer to wait for.
+    fn node_done(&mut self, node: &Node, tape: &TapeGraph, var_grads: &PtrMap<usize, Val>) -> Result<()> {
+        for e in node.inputs.iter().flatten() {
+            let Entry::Var(v) = e else { continue };
+            let key = var_key(v);
+            let Some(left) = self.remaining.get_mut(&key) else { continue };
+            *left -= 1;
+            if *left > 0 {
+                continue;
+            }
+            let Some(g) = var_grads.get(&key).and_then(|&val| tape.value(val)) else { continue };
+            self.written.push(key);
+            if let Some(buf) = write_grad(v, &g)? {
+                (self.hook)(&buf, key)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A value of the backward pass: an array, or only the shape and dtype of a forward tensor that
 /// the op did not save (its gradient rule may ask for the metadata, never for the values).
 enum Slot {
@@ -169,7 +224,8 @@ impl Drop for FlagGuard {
 
 /// What a sweep found: the reachable variables, their gradients (by variable address), and the
 /// gradients of the requested targets.
-type Swept = (Vec<Arc<Variable>>, PtrMap<usize, NDArray>, Vec<Option<NDArray>>);
+/// With a grad-ready hook, the variables whose gradient was already written come last.
+type Swept = (Vec<Arc<Variable>>, PtrMap<usize, NDArray>, Vec<Option<NDArray>>, Vec<usize>);
 
 /// The core sweep: returns gradients for the requested entries (or every reachable variable).
 fn sweep(
@@ -210,6 +266,8 @@ fn sweep(
         }
     }
 
+    let hook = if targets.is_none() { GRAD_READY_HOOK.read().clone() } else { None };
+    let mut early = hook.map(|h| EarlyGrads::new(h, &order));
     let _guard = FlagGuard(set_recording(args.create_graph), set_training(args.train_mode));
     let mut tape = TapeGraph { vals: Vec::new(), current: "", untracked: Vec::new() };
     // Gradient accumulated per (node, output) and per variable.
@@ -244,6 +302,9 @@ fn sweep(
         let out_metas = node.op.infer(&node.in_metas)?;
         let gys: Vec<Option<Val>> = (0..out_metas.len()).map(|i| out_grads.get(&(key, i)).copied()).collect();
         if gys.iter().all(Option::is_none) {
+            if let Some(early) = early.as_mut() {
+                early.node_done(node, &tape, &var_grads)?;
+            }
             continue;
         }
         // Clone the snapshots out of the lock: a gradient rule may run user code (Function).
@@ -286,6 +347,9 @@ fn sweep(
             let gx = fit_to_input(&mut Grad::new(&mut tape), gx, meta)?;
             accumulate(&mut tape, entry, gx, &mut out_grads, &mut var_grads)?;
         }
+        if let Some(early) = early.as_mut() {
+            early.node_done(node, &tape, &var_grads)?;
+        }
     }
 
     let target_grads = targets.map(|ts| {
@@ -305,7 +369,8 @@ fn sweep(
             *n.saved.lock() = None;
         }
     }
-    Ok((vars, by_var, target_grads.unwrap_or_default()))
+    let written = early.map(|e| e.written).unwrap_or_default();
+    Ok((vars, by_var, target_grads.unwrap_or_default(), written))
 }
 
 fn accumulate(
@@ -341,26 +406,35 @@ fn add_into<K>(tape: &mut TapeGraph, slot: std::collections::hash_map::Entry<'_,
 
 /// `autograd.backward`: writes gradients into every reachable variable per its `grad_req`.
 pub fn backward(heads: &[NDArray], head_grads: &[Option<NDArray>], args: BackwardArgs) -> Result<()> {
-    let (vars, grads, _) = sweep(heads, head_grads, None, args)?;
+    let (vars, grads, _, written) = sweep(heads, head_grads, None, args)?;
     for v in vars {
-        let Some(g) = grads.get(&var_key(&v)) else { continue };
-        let mut slot = v.grad.lock();
-        let Some(buf) = slot.as_mut() else { continue };
-        match v.req {
-            GradReq::Null => continue,
-            GradReq::Write => buf.assign_shared(g)?,
-            GradReq::Add => {
-                let sum = crate::ops::run1(
-                    &Binary { kind: BinaryKind::Add, broadcast: false },
-                    &Default::default(),
-                    &[buf.detach(), g.detach()],
-                )?;
-                buf.assign_from(&sum)?;
-            }
+        let key = var_key(&v);
+        let Some(g) = grads.get(&key) else { continue };
+        if !written.contains(&key) {
+            write_grad(&v, g)?;
         }
-        v.fresh.store(true, Ordering::Relaxed);
     }
     Ok(())
+}
+
+/// Writes `g` into `v`'s gradient buffer per its `grad_req`; returns the buffer if written.
+fn write_grad(v: &Variable, g: &NDArray) -> Result<Option<NDArray>> {
+    let mut slot = v.grad.lock();
+    let Some(buf) = slot.as_mut() else { return Ok(None) };
+    match v.req {
+        GradReq::Null => return Ok(None),
+        GradReq::Write => buf.assign_shared(g)?,
+        GradReq::Add => {
+            let sum = crate::ops::run1(
+                &Binary { kind: BinaryKind::Add, broadcast: false },
+                &Default::default(),
+                &[buf.detach(), g.detach()],
+            )?;
+            buf.assign_from(&sum)?;
+        }
+    }
+    v.fresh.store(true, Ordering::Relaxed);
+    Ok(Some(buf.clone()))
 }
 
 /// `autograd.grad`: gradients of the heads w.r.t. `variables`, returned (never written into
@@ -388,7 +462,7 @@ pub fn grad(
             Some(e) => targets.push(e),
         }
     }
-    let (_, _, grads) = sweep(heads, head_grads, Some(&targets), args)?;
+    let (_, _, grads, _) = sweep(heads, head_grads, Some(&targets), args)?;
     Ok(grads
         .into_iter()
         .zip(variables)

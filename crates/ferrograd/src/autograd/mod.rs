@@ -17,7 +17,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 
-pub use backward::{backward, grad, BackwardArgs};
+pub use backward::{backward, grad, set_grad_ready_hook, BackwardArgs, GradReadyHook};
 pub use history::{history_json, history_symbol};
 pub use scope::{pause, predict_mode, record, record_with, train_mode, RecordGuard};
 pub use state::{is_recording, is_training, set_recording, set_training};
@@ -127,6 +127,15 @@ impl Entry {
     }
 
     /// The gradient buffer of a variable with `grad_req` other than `null`.
+    /// A stable id of a marked variable (while it lives), as passed to a
+    /// [`GradReadyHook`]; None for a recorded result.
+    pub fn variable_id(&self) -> Option<usize> {
+        match self {
+            Entry::Var(v) => Some(Arc::as_ptr(v) as usize),
+            Entry::Out(..) => None,
+        }
+    }
+
     pub fn grad_buffer(&self) -> Option<NDArray> {
         match self {
             Entry::Var(v) if v.req != GradReq::Null => v.grad.lock().clone(),

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "FilterSampler", "BatchSampler"]
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "FilterSampler", "BatchSampler",
+           "SplitSampler"]
 
 _LAST_BATCH = ("keep", "discard", "rollover")
 
@@ -96,3 +97,45 @@ class BatchSampler(Sampler):
         if self._last_batch == "discard":
             return len(self._sampler) // self._batch_size
         return (len(self._prev) + len(self._sampler)) // self._batch_size
+
+
+class SplitSampler(Sampler):
+    """The share of worker ``part_index`` out of ``num_parts`` of ``range(length)``, for
+    data-parallel training: each worker reads its own part of the dataset.
+
+    The parts are the consecutive blocks ``[k*m, (k+1)*m)`` with ``m = length // num_parts``
+    (``interleave=True``: the strided ``k, k+num_parts, ...`` instead). Every part has the same
+    size ``m`` — the last ``length % num_parts`` samples are left out — so all workers run the
+    same number of steps, which synchronous training needs. ``shuffle=True`` (the default)
+    shuffles the part with NumPy's global generator on every pass. ``num_parts`` and
+    ``part_index`` default to ``distributed.size()`` and ``distributed.rank()``."""
+
+    def __init__(self, length, num_parts=None, part_index=None, shuffle=True, interleave=False):
+        if num_parts is None or part_index is None:
+            from ... import distributed
+
+            num_parts = distributed.size() if num_parts is None else num_parts
+            part_index = distributed.rank() if part_index is None else part_index
+        num_parts, part_index, length = int(num_parts), int(part_index), int(length)
+        if num_parts < 1:
+            raise ValueError(f"SplitSampler: num_parts must be at least 1, got {num_parts}")
+        if not 0 <= part_index < num_parts:
+            raise ValueError(f"SplitSampler: part_index must be in [0, {num_parts}), got "
+                             f"{part_index}")
+        if length < 0:
+            raise ValueError(f"SplitSampler: length must be >= 0, got {length}")
+        per_part = length // num_parts
+        if interleave:
+            self._indices = np.arange(part_index, per_part * num_parts, num_parts)
+        else:
+            self._indices = np.arange(part_index * per_part, (part_index + 1) * per_part)
+        self._shuffle = shuffle
+
+    def __iter__(self):
+        indices = self._indices.copy()
+        if self._shuffle:
+            np.random.shuffle(indices)
+        return iter(indices.tolist())
+
+    def __len__(self):
+        return len(self._indices)

@@ -1,0 +1,1 @@
+"""Worker scripts run under mpiexec by tests/test_distributed.py (not collected by pytest)."""
