@@ -12,6 +12,7 @@ pub mod par;
 pub mod reduce;
 pub mod reference;
 pub mod simd;
+pub mod special;
 pub mod unary_binary;
 pub mod vmath;
 

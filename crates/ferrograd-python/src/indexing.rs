@@ -72,7 +72,7 @@ pub fn getitem(py: Python<'_>, x: &NDArray, key: &Bound<'_, PyAny>) -> PyResult<
     }
     // MXNet 1.x: indexing never yields a 0-d array unless NumPy shapes are on.
     if y.ndim() == 0 && !np_shape() {
-        y = crate::ndarray::run_op(py, ferrograd::ops::shape::Reshape::to(&[1]), &[y])?;
+        y = crate::ndarray::run_op(py, ferrograd::ops::layout::Reshape::to(&[1]), &[y])?;
     }
     Ok(y)
 }

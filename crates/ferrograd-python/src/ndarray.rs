@@ -234,7 +234,7 @@ fn copy_unless_inplace(py: Python<'_>, view: NDArray, inplace: bool) -> PyResult
     if inplace {
         return Ok(PyNDArray::new(view));
     }
-    Ok(PyNDArray::new(run_op(py, ferrograd::ops::shape::Identity, &[view])?))
+    Ok(PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, &[view])?))
 }
 
 #[pymethods]
@@ -358,7 +358,7 @@ impl PyNDArray {
         if x.ndim() < 2 {
             return Ok(slf.clone().into_any().unbind());
         }
-        let op = ferrograd::ops::shape::Transpose { axes: Vec::new() };
+        let op = ferrograd::ops::layout::Transpose { axes: Vec::new() };
         Py::new(py, PyNDArray::new(run_op(py, op, &[x])?))?.into_py_any(py)
     }
 
@@ -387,7 +387,7 @@ impl PyNDArray {
             return Err(PyTypeError::new_err("reshape: the new shape must be provided"));
         }
         let spec = shape_args(shape, kw.as_ref())?;
-        let op = ferrograd::ops::shape::Reshape { spec, reverse };
+        let op = ferrograd::ops::layout::Reshape { spec, reverse };
         Ok(PyNDArray::new(run_op(py, op, std::slice::from_ref(&self.inner))?))
     }
 
@@ -403,7 +403,7 @@ impl PyNDArray {
             None => None,
         };
         let axes = if axes.is_empty() && kw.is_none() { vec![] } else { shape_args(axes, kw.as_ref())? };
-        let op = ferrograd::ops::shape::Transpose { axes: axes.into_iter().collect() };
+        let op = ferrograd::ops::layout::Transpose { axes: axes.into_iter().collect() };
         Ok(PyNDArray::new(run_op(py, op, std::slice::from_ref(&self.inner))?))
     }
 
@@ -423,7 +423,7 @@ impl PyNDArray {
             None => None,
             Some(a) => Some(a.extract::<Vec<i64>>().or_else(|_| a.extract::<i64>().map(|v| vec![v]))?),
         };
-        let op = ferrograd::ops::shape_extra::Squeeze { axis: axes };
+        let op = ferrograd::ops::layout::Squeeze { axis: axes };
         let view = run_op(py, op, std::slice::from_ref(&self.inner))?;
         copy_unless_inplace(py, view, inplace)
     }
@@ -431,9 +431,9 @@ impl PyNDArray {
     /// Collapses all axes but the first (`(n, rest)`): a copy, or with `inplace=True` a view.
     #[pyo3(signature = (inplace=false))]
     fn flatten(&self, py: Python<'_>, inplace: bool) -> PyResult<PyNDArray> {
-        let op = ferrograd::ops::shape::Reshape { spec: vec![0, -1], reverse: false };
+        let op = ferrograd::ops::layout::Reshape { spec: vec![0, -1], reverse: false };
         let x = if self.inner.ndim() == 0 {
-            run_op(py, ferrograd::ops::shape::Reshape::to(&[1]), std::slice::from_ref(&self.inner))?
+            run_op(py, ferrograd::ops::layout::Reshape::to(&[1]), std::slice::from_ref(&self.inner))?
         } else {
             self.inner.clone()
         };
@@ -451,15 +451,15 @@ impl PyNDArray {
             return Ok(slf.clone().into_any().unbind());
         }
         let r = if dt == x.dtype() {
-            run_op(py, ferrograd::ops::shape::Identity, &[x])?
+            run_op(py, ferrograd::ops::convert::Identity, &[x])?
         } else {
-            run_op(py, ferrograd::ops::shape::Cast { dtype: dt }, &[x])?
+            run_op(py, ferrograd::ops::convert::Cast { dtype: dt }, &[x])?
         };
         Py::new(py, PyNDArray::new(r))?.into_py_any(py)
     }
 
     fn copy(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        Ok(PyNDArray::new(run_op(py, ferrograd::ops::shape::Identity, std::slice::from_ref(&self.inner))?))
+        Ok(PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, std::slice::from_ref(&self.inner))?))
     }
 
     /// Copies into `other` (an NDArray of the same shape) or to a context; returns the target.
@@ -486,7 +486,7 @@ impl PyNDArray {
         }
         // A context: a new copy there (MXNet's copyto always copies).
         check_context(other)?;
-        Py::new(py, PyNDArray::new(run_op(py, ferrograd::ops::shape::Identity, std::slice::from_ref(&self.inner))?))?
+        Py::new(py, PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, std::slice::from_ref(&self.inner))?))?
             .into_py_any(py)
     }
 

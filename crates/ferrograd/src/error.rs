@@ -31,25 +31,10 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// `Err(Error::Shape(format!(...)))`.
-#[macro_export]
-macro_rules! shape_err {
-    ($($t:tt)*) => { Err($crate::Error::Shape(format!($($t)*))) };
-}
 /// `Err(Error::DType(format!(...)))`.
 #[macro_export]
 macro_rules! dtype_err {
     ($($t:tt)*) => { Err($crate::Error::DType(format!($($t)*))) };
-}
-/// `Err(Error::Value(format!(...)))`.
-#[macro_export]
-macro_rules! value_err {
-    ($($t:tt)*) => { Err($crate::Error::Value(format!($($t)*))) };
-}
-/// `Err(Error::Index(format!(...)))`.
-#[macro_export]
-macro_rules! index_err {
-    ($($t:tt)*) => { Err($crate::Error::Index(format!($($t)*))) };
 }
 
 /// Formats a shape the way MXNet prints it: `(2, 3)`, `(4,)`, `()`.

@@ -11,8 +11,8 @@ use ferrograd_kernels::Element;
 use crate::dtype::{DType, DTypeElem};
 use crate::error::{Error, Result};
 use crate::ndarray::{checked_numel, NDArray};
-use crate::ops::elementwise_extra::gammaln;
 use crate::{with_dtype, with_float_dtype};
+use ferrograd_kernels::special::gammaln;
 
 struct Stream {
     key: u64,

@@ -8,9 +8,12 @@
 use std::sync::Arc;
 
 use super::binary::{Binary, BinaryKind, Scalar};
+use super::broadcast::{BroadcastExact, BroadcastTo};
+use super::convert::Cast;
+use super::fill::Fill;
+use super::layout::{Reshape, ReshapeExact, Transpose};
 use super::matmul::Dot;
 use super::reduce::{Reduce, ReduceKind};
-use super::shape::{BroadcastExact, BroadcastTo, Cast, Reshape, ReshapeExact, Transpose};
 use super::unary::{Unary, UnaryKind};
 use super::{run, Ctx, Op, OpRef};
 use crate::dtype::DType;
@@ -159,10 +162,10 @@ impl<'a> Grad<'a> {
     }
     /// Zeros shaped like `a` (as `a * 0`, which keeps the graph connected for higher orders).
     pub fn zeros_like(&mut self, a: Val) -> Result<Val> {
-        self.apply1(super::shape::Fill { value: 0.0 }, &[a])
+        self.apply1(Fill { value: 0.0 }, &[a])
     }
     pub fn ones_like(&mut self, a: Val) -> Result<Val> {
-        self.apply1(super::shape::Fill { value: 1.0 }, &[a])
+        self.apply1(Fill { value: 1.0 }, &[a])
     }
 }
 

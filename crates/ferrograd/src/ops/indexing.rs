@@ -14,9 +14,9 @@ use ferrograd_kernels::Element;
 
 use super::attrs::fmt_tuple;
 use super::binary::Num;
+use super::common::{dense, resolve_index, sizes, split3};
 use super::params::{NoParams, OpDef, OpParams, ParamEnum};
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
-use crate::buffer::Buffer;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::view::normalize_axis;
 use crate::ndarray::{Meta, NDArray};
@@ -42,35 +42,6 @@ pub fn index_values(x: &NDArray) -> Result<Vec<i64>> {
     Ok(with_dtype!(x.dtype(), T => {
         buf.typed::<T>()?[range].iter().map(|v| v.to_f64() as i64).collect()
     }))
-}
-
-/// Resolves one index against an axis of size `n`, or fails naming the op, axis, size and index.
-fn resolve_index(op: &str, i: i64, n: usize, axis: usize, mode: TakeMode) -> Result<usize> {
-    let m = n as i64;
-    if n == 0 {
-        return Err(Error::Index(format!("{op}: cannot take index {i} from axis {axis} with size 0")));
-    }
-    Ok(match mode {
-        TakeMode::Clip => i.clamp(0, m - 1) as usize,
-        TakeMode::Wrap => i.rem_euclid(m) as usize,
-        TakeMode::Raise => {
-            if i < -m || i >= m {
-                return Err(Error::Index(format!("{op}: index {i} is out of bounds for axis {axis} with size {n}")));
-            }
-            if i < 0 {
-                (i + m) as usize
-            } else {
-                i as usize
-            }
-        }
-    })
-}
-
-/// The contiguous elements of `x` (copying only when its layout is not contiguous).
-fn dense(x: &NDArray) -> (Arc<Buffer>, std::ops::Range<usize>) {
-    let c = x.to_contiguous();
-    let range = c.layout().contiguous_range().unwrap_or(0..0); // ok: to_contiguous is contiguous
-    (c.snapshot(), range)
 }
 
 /// `out[r] = src[row(r)]` for rows of `inner` elements, where `row` maps an output row to a
@@ -122,11 +93,6 @@ pub struct Take {
     pub mode: TakeMode,
 }
 
-/// (outer, axis size, inner) of `shape` around `axis`.
-fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
-    (shape[..axis].iter().product(), shape[axis], shape[axis + 1..].iter().product())
-}
-
 impl Take {
     fn out_shape(&self, a: &[usize], idx: &[usize]) -> Result<(usize, Vec<usize>)> {
         if a.is_empty() {
@@ -164,7 +130,7 @@ impl Op for Take {
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (a, ind) = (&inputs[0], &inputs[1]);
         let (axis, _) = self.out_shape(a.shape(), ind.shape())?;
-        let (_, n, inner) = split_at_axis(a.shape(), axis);
+        let (_, n, inner) = split3(a.shape(), axis);
         let idx = index_values(ind)?
             .into_iter()
             .map(|i| resolve_index("take", i, n, axis, self.mode))
@@ -232,7 +198,7 @@ impl Op for TakeGrad {
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (og, ind) = (&inputs[0], &inputs[1]);
         let axis = normalize_axis("_backward_take", self.axis, self.shape.len())?;
-        let (_, n, inner) = split_at_axis(&self.shape, axis);
+        let (_, n, inner) = split3(&self.shape, axis);
         let idx = index_values(ind)?
             .into_iter()
             .map(|i| resolve_index("_backward_take", i, n, axis, self.mode))
@@ -421,12 +387,6 @@ pub struct ScatterNdParams {
 }
 
 /// A declared shape as sizes (negative sizes fail).
-fn sizes_of(op: &str, s: &[i64]) -> Result<Vec<usize>> {
-    s.iter()
-        .map(|&d| usize::try_from(d).map_err(|_| Error::Value(format!("{op}: negative size in shape {s:?}"))))
-        .collect()
-}
-
 /// Registry builder for `take`.
 pub fn take_op(a: &Attrs) -> Result<OpRef> {
     let p = TakeParams::parse(a)?;
@@ -436,7 +396,7 @@ pub fn take_op(a: &Attrs) -> Result<OpRef> {
 /// Registry builder for `_backward_take`.
 pub fn take_grad_op(a: &Attrs) -> Result<OpRef> {
     let p = TakeGradParams::parse(a)?;
-    Ok(Arc::new(TakeGrad { axis: p.axis, mode: p.mode, shape: sizes_of(&a.op, &p.shape)? }))
+    Ok(Arc::new(TakeGrad { axis: p.axis, mode: p.mode, shape: sizes(&a.op, "shape", &p.shape)? }))
 }
 
 /// Registry builder for `gather_nd`.
@@ -448,7 +408,7 @@ pub fn gather_nd_op(a: &Attrs) -> Result<OpRef> {
 /// Registry builder for `scatter_nd` and `_backward_gather_nd`.
 pub fn scatter_nd_op(a: &Attrs) -> Result<OpRef> {
     let p = ScatterNdParams::parse(a)?;
-    Ok(Arc::new(ScatterNd { shape: sizes_of(&a.op, &p.shape)?, add: a.op == "_backward_gather_nd" }))
+    Ok(Arc::new(ScatterNd { shape: sizes(&a.op, "shape", &p.shape)?, add: a.op == "_backward_gather_nd" }))
 }
 
 /// The gather/scatter ops' declarations.

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use ferrograd_kernels::par::{self, Cost};
 use ferrograd_kernels::Element;
 
+use super::common::dense;
 use super::indexing::TakeMode;
 use super::params::{OpDef, OpParams, ParamEnum};
-use super::shape_index::{IndexDType, ScatterAlong};
-use super::shape_more::dense;
+use super::pick::{IndexDType, ScatterAlong};
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};

@@ -9,13 +9,13 @@
 
 use std::sync::Arc;
 
-use super::elementwise_extra::{gammaln, polygamma};
 use super::params::{OpDef, OpParams};
 use super::{Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::with_dtype;
+use ferrograd_kernels::special::{gammaln, polygamma};
 use ferrograd_kernels::Element;
 
 /// The distribution whose density is computed.

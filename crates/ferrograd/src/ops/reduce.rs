@@ -1,4 +1,4 @@
-//! Reductions: sum, mean, prod, max, min, nansum, nanprod, norm, argmax, argmin.
+//! Reductions: sum, mean, prod, max, min, nansum, nanprod, norm, argmax, argmin, argmax_channel.
 //!
 //! `axis` is `None` (all axes), one axis or several; `exclude=True` reduces every axis *not*
 //! listed (MXNet). Without NumPy shape semantics a full reduction gives shape `(1,)` (MXNet's
@@ -10,11 +10,13 @@ use ferrograd_kernels::reduce::{self as kr, Reducer};
 use ferrograd_kernels::{Element, Layout};
 
 use super::binary::BinaryKind;
+use super::params::NoParams;
 use super::params::{OpDef, OpParams};
 use super::unary::UnaryKind;
 use super::{AttrValue, Ctx, Grad, Op, Saves, Val};
 use super::{Attrs, OpRef};
 use crate::dtype::{DType, DTypeElem};
+use crate::error::fmt_shape;
 use crate::error::{Error, Result};
 use crate::ndarray::view::normalize_axis;
 use crate::ndarray::{Meta, NDArray};
@@ -567,6 +569,44 @@ const fn reduction(name: &'static str, aliases: &'static [&'static str], doc: &'
     OpDef { name, aliases, args: &["data"], doc, params: ReduceParams::schema, build: build_reduce }
 }
 
+/// `argmax_channel(data)`: `argmax(data, axis=1)` (float32 indices), not differentiable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgmaxChannel;
+
+impl ArgmaxChannel {
+    fn argmax() -> ArgReduce {
+        ArgReduce { max: true, axis: Some(1), keepdims: false }
+    }
+}
+
+impl Op for ArgmaxChannel {
+    fn name(&self) -> &'static str {
+        "argmax_channel"
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        if inputs[0].shape.len() < 2 {
+            return Err(Error::Shape(format!(
+                "argmax_channel: data needs at least 2 dimensions (the channel axis is 1), got shape {}",
+                fmt_shape(&inputs[0].shape)
+            )));
+        }
+        Self::argmax().infer(inputs)
+    }
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        self.infer(&[inputs[0].meta()])?;
+        Self::argmax().forward(ctx, inputs, outputs)
+    }
+    fn differentiable(&self) -> bool {
+        false
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _i: &[Val], _o: &[Val], _og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![None])
+    }
+}
+
 /// The reductions' declarations.
 pub const DEFS: &[OpDef] = &[
     reduction("sum", &["sum_axis"], "Sum over axes."),
@@ -599,5 +639,16 @@ pub const DEFS: &[OpDef] = &[
         doc: "Index of the minimum along an axis (float32).",
         params: ArgReduceParams::schema,
         build: build_arg_reduce,
+    },
+    OpDef {
+        name: "argmax_channel",
+        aliases: &[],
+        args: &["data"],
+        doc: "Index of the maximum along axis 1, as float32 (not differentiable).",
+        params: NoParams::schema,
+        build: |a| {
+            NoParams::parse(a)?;
+            Ok(Arc::new(ArgmaxChannel))
+        },
     },
 ];

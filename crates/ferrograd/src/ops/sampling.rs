@@ -1,13 +1,15 @@
 //! Random samplers as ops (not differentiable), drawing from the crate's Philox stream
 //! ([`crate::random`]): `_random_uniform`, `_random_normal`, `_random_randint` (no inputs, scalar
 //! parameters) and `_sample_uniform`, `_sample_normal` (one distribution per element of the
-//! parameter arrays, `shape` samples each: output shape `low.shape + shape`).
+//! parameter arrays, `shape` samples each: output shape `low.shape + shape`), and
+//! `_sample_unique_zipfian` (log-uniform candidates without replacement).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::attrs::fmt_tuple;
+use super::common::{dense, sizes};
 use super::params::{OpDef, OpParams, ParamEnum};
-use super::shape_more::{dense, sizes};
 use super::{AttrValue, Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
@@ -360,6 +362,97 @@ pub fn sample_normal_op(a: &Attrs) -> Result<OpRef> {
     sample(a, Dist::Normal)
 }
 
+/// `_sample_unique_zipfian(range_max, shape=(batch, n))`: per row, `n` distinct classes drawn
+/// from P(k) = log((k + 2) / (k + 1)) / log(range_max + 1) by rejecting repeats, and the number
+/// of draws each row took. Both outputs are int64.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SampleUniqueZipfian {
+    pub range_max: usize,
+    pub batch: usize,
+    pub num_sampled: usize,
+}
+
+impl Op for SampleUniqueZipfian {
+    fn name(&self) -> &'static str {
+        "_sample_unique_zipfian"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn is_random(&self) -> bool {
+        true
+    }
+    fn num_outputs(&self) -> usize {
+        2
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("range_max", self.range_max.to_string()), ("shape", format!("({}, {})", self.batch, self.num_sampled))]
+    }
+    fn infer(&self, _inputs: &[Meta]) -> Result<Vec<Meta>> {
+        crate::ndarray::checked_numel(self.name(), &[self.batch, self.num_sampled])?;
+        Ok(vec![Meta::new(&[self.batch, self.num_sampled], DType::I64), Meta::new(&[self.batch], DType::I64)])
+    }
+    fn forward(&self, _ctx: &Ctx, _inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let log_range = (self.range_max as f64 + 1.0).ln();
+        let mut classes = Vec::with_capacity(self.batch * self.num_sampled);
+        let mut tries = Vec::with_capacity(self.batch);
+        for _ in 0..self.batch {
+            let mut rng = random::sequence_rng();
+            let mut seen = HashSet::with_capacity(self.num_sampled);
+            let mut n = 0i64;
+            while seen.len() < self.num_sampled {
+                n += 1;
+                // Inverse CDF of the log-uniform law; the modulo guards the rounding at the top.
+                let k = ((rng.uniform() * log_range).exp() - 1.0) as usize % self.range_max;
+                if seen.insert(k) {
+                    classes.push(k as i64);
+                }
+            }
+            tries.push(n);
+        }
+        outputs[0].write_out::<i64, _>(|o| o.copy_from_slice(&classes))?;
+        outputs[1].write_out::<i64, _>(|o| o.copy_from_slice(&tries))
+    }
+    fn differentiable(&self) -> bool {
+        false
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _i: &[Val], _o: &[Val], _og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![])
+    }
+}
+
+/// `_sample_unique_zipfian`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct UniqueZipfianParams {
+    /// The number of classes: samples lie in [0, range_max).
+    pub range_max: i64,
+    /// (batch_size, num_sampled): the rows and the distinct samples per row.
+    #[param(default = None)]
+    pub shape: Option<Vec<i64>>,
+}
+
+fn unique_zipfian_op(a: &super::Attrs) -> Result<OpRef> {
+    let p = UniqueZipfianParams::parse(a)?;
+    let shape = sizes(&a.op, "shape", &p.shape.unwrap_or_default())?;
+    let [batch, num_sampled] = shape[..] else {
+        return Err(Error::Value(format!(
+            "_sample_unique_zipfian: shape must be (batch_size, num_sampled), got {}",
+            fmt_shape(&shape)
+        )));
+    };
+    if p.range_max <= 0 || num_sampled as i64 > p.range_max {
+        return Err(Error::Value(format!(
+            "_sample_unique_zipfian: need 0 < num_sampled <= range_max to draw distinct classes, got \
+             num_sampled={num_sampled}, range_max={}",
+            p.range_max
+        )));
+    }
+    Ok(Arc::new(SampleUniqueZipfian { range_max: p.range_max as usize, batch, num_sampled }))
+}
+
 /// The samplers' declarations.
 pub const DEFS: &[OpDef] = &[
     OpDef {
@@ -401,5 +494,13 @@ pub const DEFS: &[OpDef] = &[
         doc: "shape samples per element of mu/sigma from N(mu, sigma²) (not differentiable).",
         params: SampleParams::schema,
         build: sample_normal_op,
+    },
+    OpDef {
+        name: "_sample_unique_zipfian",
+        aliases: &[],
+        args: &[],
+        doc: "Distinct log-uniform (Zipfian) classes per row, and the draws each row took (not differentiable).",
+        params: UniqueZipfianParams::schema,
+        build: unique_zipfian_op,
     },
 ];

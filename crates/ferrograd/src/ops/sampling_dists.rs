@@ -14,9 +14,9 @@
 use std::sync::Arc;
 
 use super::attrs::fmt_tuple;
+use super::common::{dense, sizes};
 use super::params::{NoParams, OpDef, OpParams, ParamEnum};
 use super::sampling::{FloatDType, SampleParams};
-use super::shape_more::{dense, sizes};
 use super::{AttrValue, Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};

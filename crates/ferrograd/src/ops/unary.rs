@@ -1,4 +1,5 @@
-//! Elementwise unary math.
+//! Elementwise unary math, including the parameterised `smooth_l1` and `_polygamma` (the gradient
+//! of `gamma`/`gammaln`; special functions come from `ferrograd_kernels::special`).
 //!
 //! Float kernels run natively in f32/f64 (f32 `exp`, `log`, `tanh`, `sigmoid` vectorised through
 //! `ferrograd_kernels::vmath`); float16 computes in f32; integer inputs compute in f64 and keep
@@ -11,13 +12,15 @@ use ferrograd_kernels::unary_binary::unary;
 use ferrograd_kernels::vmath;
 use ferrograd_kernels::Element;
 
-use super::elementwise_extra as extra;
+use super::binary::BinaryKind;
 use super::params::{NoParams, OpDef, OpParams};
+use super::AttrValue;
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::with_dtype;
+use ferrograd_kernels::special;
 
 macro_rules! unary_kinds {
     ($($v:ident => $name:literal),* $(,)?) => {
@@ -101,10 +104,10 @@ impl UnaryKind {
             LogicalNot => f64::from(u8::from(x == 0.0)),
             RecipNonzero => recip_nonzero(x),
             Rcbrt => 1.0 / x.cbrt(),
-            Erf => extra::erf(x),
-            Erfinv => extra::erfinv(x),
-            Gamma => extra::gamma(x),
-            Gammaln => extra::gammaln(x),
+            Erf => special::erf(x),
+            Erfinv => special::erfinv(x),
+            Gamma => special::gamma(x),
+            Gammaln => special::gammaln(x),
         }
     }
 }
@@ -368,10 +371,10 @@ impl Op for Unary {
                 g.mul_scalar(t, std::f64::consts::PI.sqrt() / 2.0)?
             }
             Gamma => {
-                let psi = g.apply1(extra::PolyGamma { n: 0 }, &[x])?;
+                let psi = g.apply1(PolyGamma { n: 0 }, &[x])?;
                 g.mul(y, psi)?
             }
-            Gammaln => g.apply1(extra::PolyGamma { n: 0 }, &[x])?,
+            Gammaln => g.apply1(PolyGamma { n: 0 }, &[x])?,
             Sign | Floor | Ceil | Round | Rint | Fix | Trunc | LogicalNot => unreachable!(), // ok: returned above
         };
         Ok(vec![Some(g.mul(gy, d)?)])
@@ -387,6 +390,106 @@ fn build_unary(a: &Attrs) -> Result<OpRef> {
 /// A parameterless elementwise op.
 const fn def(name: &'static str, doc: &'static str) -> OpDef {
     OpDef { name, aliases: &[], args: &["data"], doc, params: NoParams::schema, build: build_unary }
+}
+
+/// `_polygamma(data, n)`: ψ⁽ⁿ⁾ elementwise (the gradient of `gammaln` is n = 0); its gradient is
+/// the next order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolyGamma {
+    pub n: u32,
+}
+
+impl Op for PolyGamma {
+    fn name(&self) -> &'static str {
+        "_polygamma"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("n", self.n.to_string())]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let x = &inputs[0];
+        let n = self.n;
+        let src = x.snapshot();
+        with_dtype!(x.dtype(), T => {
+            let s = src.typed::<T>()?;
+            outputs[0].write_out::<T, _>(|o| unary(s, x.layout(), o, Cost::Heavy, move |v: T| T::from_f64(special::polygamma(n, v.to_f64()))))
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let d = g.apply1(PolyGamma { n: self.n + 1 }, &[inputs[0]])?;
+        Ok(vec![Some(g.mul(og[0], d)?)])
+    }
+}
+
+/// `smooth_l1(data, scalar=σ)`: 0.5·(σx)² where |x| < 1/σ², else |x| - 0.5/σ².
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SmoothL1 {
+    pub sigma: f64,
+}
+
+impl Op for SmoothL1 {
+    fn name(&self) -> &'static str {
+        "smooth_l1"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("scalar", AttrValue::Float(self.sigma).to_mx_string())]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let x = &inputs[0];
+        let src = x.snapshot();
+        let s2 = self.sigma * self.sigma;
+        with_dtype!(x.dtype(), T => {
+            let s = src.typed::<T>()?;
+            outputs[0].write_out::<T, _>(|o| {
+                unary(s, x.layout(), o, Cost::Light, move |v: T| {
+                    let v = v.to_f64();
+                    T::from_f64(if v.abs() < 1.0 / s2 { 0.5 * s2 * v * v } else { v.abs() - 0.5 / s2 })
+                })
+            })
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        // d = m·σ²x + (1 - m)·sign(x), with m = (|x| < 1/σ²).
+        let x = inputs[0];
+        let s2 = self.sigma * self.sigma;
+        let ax = g.unary(UnaryKind::Abs, x)?;
+        let m = g.scalar(BinaryKind::Lt, ax, 1.0 / s2, false)?;
+        let inner = g.mul_scalar(x, s2)?;
+        let inner = g.mul(inner, m)?;
+        let sg = g.unary(UnaryKind::Sign, x)?;
+        let sm = g.mul(sg, m)?;
+        let outer = g.sub(sg, sm)?;
+        let d = g.add(inner, outer)?;
+        Ok(vec![Some(g.mul(og[0], d)?)])
+    }
+}
+
+/// `smooth_l1`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SmoothL1Params {
+    /// σ: the quadratic part covers |x| < 1/σ² (a positive number).
+    #[param(default = 1.0)]
+    pub scalar: f64,
+}
+
+pub fn smooth_l1_op(a: &Attrs) -> Result<OpRef> {
+    let sigma = SmoothL1Params::parse(a)?.scalar;
+    if !(sigma > 0.0 && sigma.is_finite()) {
+        return Err(Error::Value(format!("smooth_l1: scalar (sigma) must be a positive number, got {sigma}")));
+    }
+    Ok(Arc::new(SmoothL1 { sigma }))
 }
 
 /// The elementwise unary ops' declarations.
@@ -435,4 +538,12 @@ pub const DEFS: &[OpDef] = &[
     def("erfinv", "Inverse error function on [-1, 1], elementwise (±inf at ±1)."),
     def("gamma", "Gamma function, elementwise (NaN at poles 0, -1, ...)."),
     def("gammaln", "ln|Γ(x)|, elementwise (+inf at poles)."),
+    OpDef {
+        name: "smooth_l1",
+        aliases: &[],
+        args: &["data"],
+        doc: "0.5(σx)² where |x| < 1/σ², else |x| - 0.5/σ² (scalar = σ).",
+        params: SmoothL1Params::schema,
+        build: smooth_l1_op,
+    },
 ];

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use super::{key, NodeOut, SymNode, Symbol};
-use crate::ops::shape::Identity;
+use crate::ops::convert::Identity;
 use crate::ops::OpRef;
 
 /// What makes two op nodes interchangeable: op name, attributes, inputs (node key and slot,

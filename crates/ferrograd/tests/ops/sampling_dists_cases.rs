@@ -3,8 +3,8 @@
 //! `ln_gamma` (the shared `gammaln`) against known values.
 
 use ferrograd::ops::call;
-use ferrograd::ops::elementwise_extra::gammaln as ln_gamma;
 use ferrograd::DType::{F32, F64, I32};
+use ferrograd_kernels::special::gammaln as ln_gamma;
 
 use crate::common::*;
 

@@ -18,7 +18,8 @@ use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::Meta;
 use crate::ndarray::{NDArray, SliceArg};
-use crate::ops::shape::{BasicIndex, Reshape, Transpose};
+use crate::ops::layout::{Reshape, Transpose};
+use crate::ops::slice::BasicIndex;
 use crate::ops::{run1, Ctx, Op, OpRef};
 use crate::with_dtype;
 

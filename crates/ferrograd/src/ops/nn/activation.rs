@@ -21,11 +21,11 @@ use super::float_only;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::binary::BinaryKind;
-use crate::ops::elementwise_extra::erf;
 use crate::ops::params::{OpDef, OpParams, ParamEnum};
 use crate::ops::unary::{Unary, UnaryKind};
 use crate::ops::{Ctx, Grad, Op, Saves, Val};
 use crate::with_float_dtype;
+use ferrograd_kernels::special::erf;
 
 /// `out = f(x)` elementwise in f64 for any float dtype.
 fn map_f64(x: &NDArray, out: &mut NDArray, f: impl Fn(f64) -> f64 + Copy + Send + Sync) -> Result<()> {

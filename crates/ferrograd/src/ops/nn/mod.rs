@@ -13,12 +13,8 @@ pub mod dropout;
 pub mod loss;
 pub mod softmax;
 
-use std::sync::Arc;
-
-use crate::buffer::Buffer;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ndarray::NDArray;
 
 /// Fails with a DType error unless `dt` is a float type.
 pub(crate) fn float_only(op: &str, arg: &str, dt: DType) -> Result<()> {
@@ -29,14 +25,4 @@ pub(crate) fn float_only(op: &str, arg: &str, dt: DType) -> Result<()> {
     }
 }
 
-/// The contiguous elements of `x` (copying only when its layout is not contiguous).
-pub(crate) fn dense(x: &NDArray) -> (Arc<Buffer>, std::ops::Range<usize>) {
-    let c = x.to_contiguous();
-    let range = c.layout().contiguous_range().unwrap_or(0..0); // ok: to_contiguous is contiguous
-    (c.snapshot(), range)
-}
-
-/// `(outer, n, inner)` of `shape` around `axis`.
-pub(crate) fn split3(shape: &[usize], axis: usize) -> (usize, usize, usize) {
-    (shape[..axis].iter().product(), shape[axis], shape[axis + 1..].iter().product())
-}
+pub(crate) use super::common::{dense, split3};

@@ -1,20 +1,15 @@
-//! Layout ops (reshape with MXNet's special codes, transpose, axis insertion/removal, broadcast,
-//! basic slicing), casts, fills and copies. Layout ops return views or lazy copies, never moving
-//! data; their gradients are the inverse layout op (or a sum, for broadcasts).
+//! Layout ops: `Reshape` (with MXNet's special codes), `Flatten`, `transpose`, `expand_dims`,
+//! `squeeze`, `SwapAxis`, `reverse` and `reshape_like`. They return views or lazy copies, never
+//! moving data; their gradients are the inverse layout op.
 
 use std::sync::Arc;
 
-use ferrograd_kernels::unary_binary::assign;
-
 use super::attrs::fmt_tuple;
 use super::params::{NoParams, OpDef, OpParams};
-use super::partial::PartialShape;
-use super::{AttrValue, Ctx, Grad, Op, Saves, Val};
-use super::{Attrs, OpRef};
-use crate::dtype::DType;
+use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::error::{fmt_shape, Error, Result};
+use crate::ndarray::view::normalize_axis;
 use crate::ndarray::{Meta, NDArray, SliceArg};
-use crate::{match_buffer, with_dtype};
 
 /// Resolves MXNet reshape codes: 0 copy, -1 infer, -2 copy rest, -3 merge two, -4 split one.
 pub fn infer_reshape(src: &[usize], spec: &[i64], reverse: bool) -> Result<Vec<usize>> {
@@ -250,56 +245,6 @@ impl Op for Transpose {
     }
 }
 
-/// `broadcast_to(shape)` (lazy copy); 0 in `shape` keeps the input's size (MXNet).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BroadcastTo {
-    pub shape: Vec<usize>,
-}
-
-impl BroadcastTo {
-    fn target(&self, src: &[usize]) -> Vec<usize> {
-        let lead = self.shape.len().saturating_sub(src.len());
-        self.shape.iter().enumerate().map(|(i, &d)| if d == 0 && i >= lead { src[i - lead] } else { d }).collect()
-    }
-}
-
-impl Op for BroadcastTo {
-    fn name(&self) -> &'static str {
-        "broadcast_to"
-    }
-    fn attrs(&self) -> Vec<(&'static str, String)> {
-        vec![("shape", fmt_tuple(&self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>()))]
-    }
-    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        let t = self.target(&inputs[0].shape);
-        if inputs[0].shape.len() > t.len()
-            || inputs[0].shape.iter().rev().zip(t.iter().rev()).any(|(&a, &b)| a != b && a != 1)
-        {
-            return Err(Error::Shape(format!(
-                "broadcast_to: cannot broadcast shape {} to {}",
-                fmt_shape(&inputs[0].shape),
-                fmt_shape(&t)
-            )));
-        }
-        Ok(vec![Meta::new(&t, inputs[0].dtype)])
-    }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let v = inputs[0].broadcast_to(outputs[0].shape())?;
-        outputs[0].write_from(&v)?;
-        Ok(())
-    }
-    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
-        Some(inputs[0].broadcast_to(&self.target(inputs[0].shape())))
-    }
-    fn saves(&self) -> Saves {
-        Saves::None
-    }
-    fn grad(&self, _g: &mut Grad<'_>, _inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        // The caller's unbroadcast sums the output-shaped gradient back to the input shape.
-        Ok(vec![Some(og[0])])
-    }
-}
-
 /// Reshape to an exact shape, where 0 is a real (empty) size rather than MXNet's "copy" code.
 /// Gradient rules use it (through [`Grad::reshape`](super::Grad::reshape)) only for shapes with a
 /// zero, so ordinary graphs keep MXNet's `Reshape`.
@@ -342,247 +287,244 @@ impl Op for ReshapeExact {
     }
 }
 
-/// Broadcast to an exact shape (NumPy rules; 0 is a real size, unlike `broadcast_to`'s "keep").
-/// Used by gradient rules for shapes with a zero.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BroadcastExact {
-    pub shape: Vec<usize>,
+/// `expand_dims(axis)` (view).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExpandDims {
+    pub axis: i64,
 }
 
-impl Op for BroadcastExact {
+impl Op for ExpandDims {
     fn name(&self) -> &'static str {
-        "_broadcast_exact"
+        "expand_dims"
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
-        vec![("shape", fmt_tuple(&self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>()))]
+        vec![("axis", self.axis.to_string())]
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        let probe = NDArray::zeros(&[], inputs[0].dtype).broadcast_to(&inputs[0].shape)?;
-        probe.broadcast_to(&self.shape)?;
-        Ok(vec![Meta::new(&self.shape, inputs[0].dtype)])
+        let mut s = inputs[0].shape.to_vec();
+        s.insert(normalize_axis("expand_dims", self.axis, s.len() + 1)?, 1);
+        Ok(vec![Meta::new(&s, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let v = inputs[0].broadcast_to(&self.shape)?;
+        let v = inputs[0].expand_dims(self.axis)?;
         outputs[0].write_from(&v)?;
         Ok(())
     }
     fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
-        Some(inputs[0].broadcast_to(&self.shape))
-    }
-    fn saves(&self) -> Saves {
-        Saves::None
-    }
-    fn grad(&self, _g: &mut Grad<'_>, _inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        // As for `broadcast_to`: the caller's unbroadcast sums back to the input shape.
-        Ok(vec![Some(og[0])])
-    }
-}
-
-/// `Cast(dtype)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cast {
-    pub dtype: DType,
-}
-
-impl Op for Cast {
-    fn name(&self) -> &'static str {
-        "Cast"
-    }
-    fn attrs(&self) -> Vec<(&'static str, String)> {
-        vec![("dtype", self.dtype.name().to_string())]
-    }
-    fn fixed_dtype(&self) -> Option<DType> {
-        Some(self.dtype)
-    }
-    fn infer_partial(&self, inputs: &mut [PartialShape], outputs: &mut [PartialShape]) -> Result<()> {
-        super::partial::same_shape(inputs, outputs)
-    }
-    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        Ok(vec![Meta::new(&inputs[0].shape, self.dtype)])
-    }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0].write_from(&inputs[0])?;
-        Ok(())
-    }
-    // Casting to an integer type still passes the gradient through to a float input (as in
-    // MXNet, where `x.astype('int32')` is recorded and backward gives ones).
-    fn saves(&self) -> Saves {
-        Saves::Inputs
-    }
-    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        let dt = g.meta(inputs[0]).dtype;
-        if !dt.is_float() {
-            return Ok(vec![None]);
-        }
-        Ok(vec![Some(g.cast(og[0], dt)?)])
-    }
-}
-
-/// An array shaped like the input filled with `value` (`zeros_like`, `ones_like`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Fill {
-    pub value: f64,
-}
-
-impl Op for Fill {
-    fn name(&self) -> &'static str {
-        if self.value == 0.0 {
-            "zeros_like"
-        } else if self.value == 1.0 {
-            "ones_like"
-        } else {
-            "_full_like"
-        }
-    }
-    fn attrs(&self) -> Vec<(&'static str, String)> {
-        if self.value == 0.0 || self.value == 1.0 {
-            vec![]
-        } else {
-            vec![("fill_value", AttrValue::Float(self.value).to_mx_string())]
-        }
-    }
-    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        Ok(vec![inputs[0].clone()])
-    }
-    fn forward(&self, _ctx: &Ctx, _inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0].fill_scalar(self.value);
-        Ok(())
-    }
-    fn saves(&self) -> Saves {
-        Saves::None
-    }
-    fn grad(&self, _g: &mut Grad<'_>, _i: &[Val], _o: &[Val], _og: &[Val]) -> Result<Vec<Option<Val>>> {
-        Ok(vec![None])
-    }
-}
-
-/// `_copy` / `identity`: a fresh copy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Identity;
-
-impl Op for Identity {
-    fn name(&self) -> &'static str {
-        "_copy"
-    }
-    fn infer_partial(
-        &self,
-        ins: &mut [super::partial::PartialShape],
-        outs: &mut [super::partial::PartialShape],
-    ) -> Result<()> {
-        super::partial::same_shape(ins, outs)
-    }
-    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        Ok(vec![inputs[0].clone()])
-    }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        outputs[0].write_from(&inputs[0])?;
-        Ok(())
-    }
-    fn saves(&self) -> Saves {
-        Saves::None
-    }
-    fn grad(&self, _g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        Ok(vec![Some(og[0])])
-    }
-}
-
-/// Basic indexing (`x[1:3, ::2, None, 0]`): a view when contiguous, else a lazy copy. MXNet's
-/// `slice`, `slice_axis` and integer indexing are expressed with it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BasicIndex {
-    pub args: Vec<SliceArg>,
-}
-
-fn args_attr(args: &[SliceArg]) -> String {
-    let parts: Vec<String> = args
-        .iter()
-        .map(|a| match *a {
-            SliceArg::Index(i) => i.to_string(),
-            SliceArg::NewAxis => "None".into(),
-            SliceArg::Range { start, stop, step } => {
-                let f = |v: Option<i64>| v.map_or(String::new(), |x| x.to_string());
-                format!("{}:{}:{}", f(start), f(stop), step)
-            }
-        })
-        .collect();
-    format!("[{}]", parts.join(", "))
-}
-
-impl Op for BasicIndex {
-    fn name(&self) -> &'static str {
-        "_basic_index"
-    }
-    fn attrs(&self) -> Vec<(&'static str, String)> {
-        vec![("key", args_attr(&self.args))]
-    }
-    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        // Shape inference by slicing an empty-strided probe: layout math only, no data.
-        let probe = NDArray::zeros(&[], inputs[0].dtype).broadcast_to(&inputs[0].shape)?;
-        let v = probe.slice(&self.args)?;
-        Ok(vec![Meta::new(v.shape(), inputs[0].dtype)])
-    }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let v = inputs[0].slice(&self.args)?;
-        outputs[0].write_from(&v)?;
-        Ok(())
-    }
-    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
-        Some(inputs[0].slice(&self.args))
+        Some(inputs[0].expand_dims(self.axis))
     }
     fn saves(&self) -> Saves {
         Saves::None
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        let shape = g.shape(inputs[0]);
-        Ok(vec![Some(g.apply1(BasicIndexGrad { args: self.args.clone(), shape }, &[og[0]])?)])
+        let s = g.shape(inputs[0]);
+        Ok(vec![Some(g.reshape(og[0], &s)?)])
     }
 }
 
-/// The gradient of [`BasicIndex`]: zeros of the source shape with the indexed region set to the
-/// incoming gradient. Its own gradient is the indexing again.
+/// `squeeze(axis)` (view); all size-1 axes when `axis` is `None`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BasicIndexGrad {
-    pub args: Vec<SliceArg>,
-    pub shape: Vec<usize>,
+pub struct Squeeze {
+    pub axis: Option<Vec<i64>>,
 }
 
-impl Op for BasicIndexGrad {
+impl Op for Squeeze {
     fn name(&self) -> &'static str {
-        "_backward_basic_index"
+        "squeeze"
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("key", args_attr(&self.args)),
-            ("shape", fmt_tuple(&self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>())),
-        ]
+        self.axis.as_ref().map(|a| vec![("axis", super::attrs::fmt_tuple(a))]).unwrap_or_default()
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        Ok(vec![Meta::new(&self.shape, inputs[0].dtype)])
+        let probe = NDArray::zeros(&[], inputs[0].dtype).broadcast_to(&inputs[0].shape)?;
+        let mut s = probe.squeeze(self.axis.as_deref())?.shape().to_vec();
+        if s.is_empty() && !inputs[0].shape.is_empty() && !crate::np_shape() {
+            s = vec![1];
+        }
+        Ok(vec![Meta::new(&s, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let out = &mut outputs[0];
-        out.fill_scalar(0.0);
-        // Only the layout: a sliced view would hold the buffer and force a copy on the write.
-        let dl = out.slice_layout(&self.args)?;
-        let src = inputs[0].snapshot();
-        let sl = inputs[0].layout().clone();
-        out.write(|buf, _| {
-            match_buffer!(buf, m => {
-                let d = m.as_mut_slice();
-                with_dtype!(inputs[0].dtype(), S => {
-                    let s = src.typed::<S>()?;
-                    assign(d, &dl, s, &sl, |_, v| ferrograd_kernels::Element::from_f64(ferrograd_kernels::Element::to_f64(v)));
-                    Ok::<(), crate::Error>(())
-                })
-            })
-        })?;
+        let v = inputs[0].reshape(outputs[0].shape())?;
+        outputs[0].write_from(&v)?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(self.infer(&[inputs[0].meta()]).and_then(|m| inputs[0].reshape(&m[0].shape)))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let s = g.shape(inputs[0]);
+        Ok(vec![Some(g.reshape(og[0], &s)?)])
+    }
+}
+
+/// `SwapAxis` / `swapaxes(data, dim1=0, dim2=0)` (lazy copy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwapAxis {
+    pub dim1: i64,
+    pub dim2: i64,
+}
+
+impl SwapAxis {
+    fn perm(&self, ndim: usize) -> Result<Vec<i64>> {
+        let a = normalize_axis("SwapAxis", self.dim1, ndim)?;
+        let b = normalize_axis("SwapAxis", self.dim2, ndim)?;
+        let mut p: Vec<i64> = (0..ndim as i64).collect();
+        p.swap(a, b);
+        Ok(p)
+    }
+}
+
+impl Op for SwapAxis {
+    fn name(&self) -> &'static str {
+        "SwapAxis"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("dim1", self.dim1.to_string()), ("dim2", self.dim2.to_string())]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let p = self.perm(inputs[0].shape.len())?;
+        let s: Vec<usize> = p.iter().map(|&a| inputs[0].shape[a as usize]).collect();
+        Ok(vec![Meta::new(&s, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let v = inputs[0].transpose(&self.perm(inputs[0].ndim())?)?;
+        outputs[0].write_from(&v)?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(self.perm(inputs[0].ndim()).and_then(|p| inputs[0].transpose(&p)))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![Some(g.apply1(*self, &[og[0]])?)])
+    }
+}
+
+/// `reverse` / `flip(data, axis)`: elements in reverse order along the given axes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reverse {
+    pub axis: Vec<i64>,
+}
+
+impl Reverse {
+    fn index(&self, ndim: usize) -> Result<Vec<SliceArg>> {
+        let mut args = vec![SliceArg::Range { start: None, stop: None, step: 1 }; ndim];
+        for &a in &self.axis {
+            args[normalize_axis("reverse", a, ndim)?] = SliceArg::Range { start: None, stop: None, step: -1 };
+        }
+        Ok(args)
+    }
+}
+
+impl Op for Reverse {
+    fn name(&self) -> &'static str {
+        "reverse"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("axis", fmt_tuple(&self.axis))]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        self.index(inputs[0].shape.len())?;
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let v = inputs[0].slice(&self.index(inputs[0].ndim())?)?;
+        outputs[0].write_from(&v)?;
         Ok(())
     }
     fn saves(&self) -> Saves {
         Saves::None
     }
     fn grad(&self, g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        Ok(vec![Some(g.apply1(BasicIndex { args: self.args.clone() }, &[og[0]])?)])
+        Ok(vec![Some(g.apply1(self.clone(), &[og[0]])?)])
+    }
+}
+
+/// `reshape_like(lhs, rhs, lhs_begin, lhs_end, rhs_begin, rhs_end)`: `lhs` with the axes
+/// `lhs_begin..lhs_end` replaced by `rhs`'s axes `rhs_begin..rhs_end` (all of them by default).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReshapeLike {
+    pub lhs_begin: Option<i64>,
+    pub lhs_end: Option<i64>,
+    pub rhs_begin: Option<i64>,
+    pub rhs_end: Option<i64>,
+}
+
+/// A Python-style `[begin, end)` range over `n` axes (negative counts from the end).
+fn axis_span(what: &str, n: usize, begin: Option<i64>, end: Option<i64>) -> Result<(usize, usize)> {
+    let fix = |v: i64, name: &str| -> Result<usize> {
+        let w = if v < 0 { v + n as i64 } else { v };
+        if w < 0 || w > n as i64 {
+            return Err(Error::Index(format!("reshape_like: {what}_{name} {v} is out of range for {n} axes")));
+        }
+        Ok(w as usize)
+    };
+    let b = begin.map_or(Ok(0), |v| fix(v, "begin"))?;
+    let e = end.map_or(Ok(n), |v| fix(v, "end"))?;
+    if b > e {
+        return Err(Error::Value(format!("reshape_like: {what}_begin {b} is after {what}_end {e}")));
+    }
+    Ok((b, e))
+}
+
+impl ReshapeLike {
+    fn target(&self, lhs: &[usize], rhs: &[usize]) -> Result<Vec<usize>> {
+        let (lb, le) = axis_span("lhs", lhs.len(), self.lhs_begin, self.lhs_end)?;
+        let (rb, re) = axis_span("rhs", rhs.len(), self.rhs_begin, self.rhs_end)?;
+        let shape: Vec<usize> = lhs[..lb].iter().chain(&rhs[rb..re]).chain(&lhs[le..]).copied().collect();
+        if shape.iter().product::<usize>() != lhs.iter().product::<usize>() {
+            return Err(Error::Shape(format!(
+                "reshape_like: cannot reshape lhs of shape {} to {} (from rhs of shape {})",
+                fmt_shape(lhs),
+                fmt_shape(&shape),
+                fmt_shape(rhs)
+            )));
+        }
+        Ok(shape)
+    }
+}
+
+fn fmt_opt(v: Option<i64>) -> String {
+    v.map_or("None".into(), |v| v.to_string())
+}
+
+impl Op for ReshapeLike {
+    fn name(&self) -> &'static str {
+        "reshape_like"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["lhs", "rhs"]
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("lhs_begin", fmt_opt(self.lhs_begin)),
+            ("lhs_end", fmt_opt(self.lhs_end)),
+            ("rhs_begin", fmt_opt(self.rhs_begin)),
+            ("rhs_end", fmt_opt(self.rhs_end)),
+        ]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![Meta::new(&self.target(&inputs[0].shape, &inputs[1].shape)?, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let v = inputs[0].reshape(outputs[0].shape())?;
+        outputs[0].write_from(&v)?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(self.target(inputs[0].shape(), inputs[1].shape()).and_then(|s| inputs[0].reshape(&s)))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        let s = g.shape(inputs[0]);
+        Ok(vec![Some(g.reshape(og[0], &s)?), None])
     }
 }
 
@@ -605,30 +547,54 @@ pub struct TransposeParams {
     pub axes: Vec<i64>,
 }
 
-/// `broadcast_to`'s parameters.
+/// `expand_dims`'s parameters.
 #[derive(Clone, Debug, PartialEq, OpParams)]
-pub struct BroadcastToParams {
-    /// The target shape; 0 keeps the input's size on that axis.
-    pub shape: Vec<i64>,
+pub struct ExpandDimsParams {
+    /// Where the new size-1 axis goes (negative counts from the end of the output).
+    pub axis: i64,
 }
 
-/// `Cast`'s parameters.
+/// `squeeze`'s parameters.
 #[derive(Clone, Debug, PartialEq, OpParams)]
-pub struct CastParams {
-    /// The output dtype.
-    pub dtype: DType,
+pub struct SqueezeParams {
+    /// The size-1 axes to remove; None removes all of them.
+    #[param(default = None)]
+    pub axis: Option<Vec<i64>>,
 }
 
-/// `slice`'s parameters.
+/// `SwapAxis`'s parameters.
 #[derive(Clone, Debug, PartialEq, OpParams)]
-pub struct SliceParams {
-    /// Start index per axis (None: from the start).
-    pub begin: Vec<Option<i64>>,
-    /// Stop index per axis, exclusive (None: to the end).
-    pub end: Vec<Option<i64>>,
-    /// Step per axis (None or absent: 1).
-    #[param(default = Vec::new())]
-    pub step: Vec<Option<i64>>,
+pub struct SwapAxisParams {
+    /// First axis of the pair exchanged.
+    #[param(default = 0)]
+    pub dim1: i64,
+    /// Second axis of the pair exchanged.
+    #[param(default = 0)]
+    pub dim2: i64,
+}
+
+/// `reverse`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ReverseParams {
+    /// Axes whose order is reversed.
+    pub axis: Vec<i64>,
+}
+
+/// `reshape_like`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ReshapeLikeParams {
+    /// First axis of lhs to replace (None: 0).
+    #[param(default = None)]
+    pub lhs_begin: Option<i64>,
+    /// End (exclusive) of the replaced lhs axes (None: all).
+    #[param(default = None)]
+    pub lhs_end: Option<i64>,
+    /// First axis of rhs whose size is used (None: 0).
+    #[param(default = None)]
+    pub rhs_begin: Option<i64>,
+    /// End (exclusive) of the rhs axes used (None: all).
+    #[param(default = None)]
+    pub rhs_end: Option<i64>,
 }
 
 fn build_reshape(a: &Attrs) -> Result<OpRef> {
@@ -645,48 +611,14 @@ fn build_transpose(a: &Attrs) -> Result<OpRef> {
     Ok(Arc::new(Transpose { axes: TransposeParams::parse(a)?.axes }))
 }
 
-fn build_broadcast_to(a: &Attrs) -> Result<OpRef> {
-    let shape = BroadcastToParams::parse(a)?.shape;
-    if shape.iter().any(|&d| d < 0) {
-        return Err(Error::Value(format!("broadcast_to: negative size in shape {shape:?}")));
-    }
-    Ok(Arc::new(BroadcastTo { shape: shape.into_iter().map(|d| d as usize).collect() }))
+pub fn swapaxis_op(a: &Attrs) -> Result<OpRef> {
+    let p = SwapAxisParams::parse(a)?;
+    Ok(Arc::new(SwapAxis { dim1: p.dim1, dim2: p.dim2 }))
 }
 
-fn build_cast(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Cast { dtype: CastParams::parse(a)?.dtype }))
+pub fn reverse_op(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(Reverse { axis: ReverseParams::parse(a)?.axis }))
 }
-
-fn build_fill(a: &Attrs) -> Result<OpRef> {
-    NoParams::parse(a)?;
-    Ok(Arc::new(Fill { value: if a.op == "ones_like" { 1.0 } else { 0.0 } }))
-}
-
-fn build_identity(a: &Attrs) -> Result<OpRef> {
-    NoParams::parse(a)?;
-    Ok(Arc::new(Identity))
-}
-
-fn build_slice(a: &Attrs) -> Result<OpRef> {
-    let SliceParams { begin: b, end: e, step: s } = SliceParams::parse(a)?;
-    if b.len() != e.len() || (!s.is_empty() && s.len() != b.len()) {
-        return Err(Error::Value(format!("slice: begin {b:?}, end {e:?} and step {s:?} must have equal lengths")));
-    }
-    let args = b
-        .iter()
-        .zip(&e)
-        .enumerate()
-        .map(|(i, (&start, &stop))| {
-            let step = s.get(i).copied().flatten().unwrap_or(1);
-            if step == 0 {
-                return Err(Error::Value("slice: step cannot be 0".into()));
-            }
-            Ok(SliceArg::Range { start, stop, step })
-        })
-        .collect::<Result<_>>()?;
-    Ok(Arc::new(BasicIndex { args }))
-}
-
 /// The layout ops' declarations.
 pub const DEFS: &[OpDef] = &[
     OpDef {
@@ -714,51 +646,51 @@ pub const DEFS: &[OpDef] = &[
         build: build_transpose,
     },
     OpDef {
-        name: "broadcast_to",
+        name: "expand_dims",
         aliases: &[],
         args: &["data"],
-        doc: "Broadcast to a shape (0 keeps the input size).",
-        params: BroadcastToParams::schema,
-        build: build_broadcast_to,
+        doc: "Insert a size-1 axis.",
+        params: ExpandDimsParams::schema,
+        build: |a| Ok(std::sync::Arc::new(ExpandDims { axis: ExpandDimsParams::parse(a)?.axis })),
     },
     OpDef {
-        name: "Cast",
-        aliases: &["cast"],
-        args: &["data"],
-        doc: "Convert to another dtype.",
-        params: CastParams::schema,
-        build: build_cast,
-    },
-    OpDef {
-        name: "zeros_like",
+        name: "squeeze",
         aliases: &[],
         args: &["data"],
-        doc: "Zeros with the input's shape and dtype.",
-        params: NoParams::schema,
-        build: build_fill,
+        doc: "Remove size-1 axes.",
+        params: SqueezeParams::schema,
+        build: |a| Ok(std::sync::Arc::new(Squeeze { axis: SqueezeParams::parse(a)?.axis })),
     },
     OpDef {
-        name: "ones_like",
+        name: "SwapAxis",
+        aliases: &["swapaxes"],
+        args: &["data"],
+        doc: "Interchange two axes.",
+        params: SwapAxisParams::schema,
+        build: swapaxis_op,
+    },
+    OpDef {
+        name: "reverse",
+        aliases: &["flip"],
+        args: &["data"],
+        doc: "Reverse the order of elements along the given axes.",
+        params: ReverseParams::schema,
+        build: reverse_op,
+    },
+    OpDef {
+        name: "reshape_like",
         aliases: &[],
-        args: &["data"],
-        doc: "Ones with the input's shape and dtype.",
-        params: NoParams::schema,
-        build: build_fill,
-    },
-    OpDef {
-        name: "_copy",
-        aliases: &["identity"],
-        args: &["data"],
-        doc: "A copy of the input.",
-        params: NoParams::schema,
-        build: build_identity,
-    },
-    OpDef {
-        name: "slice",
-        aliases: &["crop"],
-        args: &["data"],
-        doc: "Basic slice with begin/end/step per axis.",
-        params: SliceParams::schema,
-        build: build_slice,
+        args: &["lhs", "rhs"],
+        doc: "lhs reshaped so that its axes lhs_begin..lhs_end take rhs's sizes on rhs_begin..rhs_end.",
+        params: ReshapeLikeParams::schema,
+        build: |a| {
+            let p = ReshapeLikeParams::parse(a)?;
+            Ok(Arc::new(ReshapeLike {
+                lhs_begin: p.lhs_begin,
+                lhs_end: p.lhs_end,
+                rhs_begin: p.rhs_begin,
+                rhs_end: p.rhs_end,
+            }))
+        },
     },
 ];

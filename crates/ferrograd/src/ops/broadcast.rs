@@ -1,19 +1,100 @@
-//! Shape-borrowing ops: `broadcast_like`, `broadcast_axis`, `slice_like` (views or lazy
-//! copies; gradients through the caller's unbroadcast or the basic-index gradient).
+//! Broadcasting ops: `broadcast_to`, `broadcast_like`, `broadcast_axis` (views with zero strides or
+//! lazy copies); their gradients sum over the broadcast axes.
 
 use std::sync::Arc;
 
 use super::attrs::fmt_tuple;
+use super::common::{sizes, to_i64};
 use super::params::{OpDef, OpParams};
-use super::shape::BasicIndex;
-use super::shape_more::sizes;
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::view::normalize_axis;
-use crate::ndarray::{Meta, NDArray, SliceArg};
+use crate::ndarray::{Meta, NDArray};
 
-fn to_i64(s: &[usize]) -> Vec<i64> {
-    s.iter().map(|&d| d as i64).collect()
+/// `broadcast_to(shape)` (lazy copy); 0 in `shape` keeps the input's size (MXNet).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BroadcastTo {
+    pub shape: Vec<usize>,
+}
+
+impl BroadcastTo {
+    fn target(&self, src: &[usize]) -> Vec<usize> {
+        let lead = self.shape.len().saturating_sub(src.len());
+        self.shape.iter().enumerate().map(|(i, &d)| if d == 0 && i >= lead { src[i - lead] } else { d }).collect()
+    }
+}
+
+impl Op for BroadcastTo {
+    fn name(&self) -> &'static str {
+        "broadcast_to"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("shape", fmt_tuple(&self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>()))]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let t = self.target(&inputs[0].shape);
+        if inputs[0].shape.len() > t.len()
+            || inputs[0].shape.iter().rev().zip(t.iter().rev()).any(|(&a, &b)| a != b && a != 1)
+        {
+            return Err(Error::Shape(format!(
+                "broadcast_to: cannot broadcast shape {} to {}",
+                fmt_shape(&inputs[0].shape),
+                fmt_shape(&t)
+            )));
+        }
+        Ok(vec![Meta::new(&t, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let v = inputs[0].broadcast_to(outputs[0].shape())?;
+        outputs[0].write_from(&v)?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(inputs[0].broadcast_to(&self.target(inputs[0].shape())))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        // The caller's unbroadcast sums the output-shaped gradient back to the input shape.
+        Ok(vec![Some(og[0])])
+    }
+}
+
+/// Broadcast to an exact shape (NumPy rules; 0 is a real size, unlike `broadcast_to`'s "keep").
+/// Used by gradient rules for shapes with a zero.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BroadcastExact {
+    pub shape: Vec<usize>,
+}
+
+impl Op for BroadcastExact {
+    fn name(&self) -> &'static str {
+        "_broadcast_exact"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("shape", fmt_tuple(&self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>()))]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let probe = NDArray::zeros(&[], inputs[0].dtype).broadcast_to(&inputs[0].shape)?;
+        probe.broadcast_to(&self.shape)?;
+        Ok(vec![Meta::new(&self.shape, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let v = inputs[0].broadcast_to(&self.shape)?;
+        outputs[0].write_from(&v)?;
+        Ok(())
+    }
+    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
+        Some(inputs[0].broadcast_to(&self.shape))
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        // As for `broadcast_to`: the caller's unbroadcast sums back to the input shape.
+        Ok(vec![Some(og[0])])
+    }
 }
 
 /// `broadcast_like(lhs, rhs, lhs_axes=None, rhs_axes=None)`: lhs broadcast to rhs's shape (or, with
@@ -158,73 +239,12 @@ impl Op for BroadcastAxis {
     }
 }
 
-/// `slice_like(data, shape_like, axes=())`: the leading corner of data with shape_like's sizes on
-/// the given axes (all axes when empty; then both must have the same rank).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SliceLike {
-    pub axes: Vec<i64>,
+/// `broadcast_to`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct BroadcastToParams {
+    /// The target shape; 0 keeps the input's size on that axis.
+    pub shape: Vec<i64>,
 }
-
-impl SliceLike {
-    fn index(&self, data: &[usize], like: &[usize]) -> Result<BasicIndex> {
-        let bad = |why: String| {
-            Error::Shape(format!(
-                "slice_like: cannot slice data of shape {} like shape_like {}: {why}",
-                fmt_shape(data),
-                fmt_shape(like)
-            ))
-        };
-        let mut args = vec![SliceArg::Range { start: None, stop: None, step: 1 }; data.len()];
-        let axes: Vec<usize> = if self.axes.is_empty() {
-            if data.len() != like.len() {
-                return Err(bad("with axes=() both must have the same number of dimensions".into()));
-            }
-            (0..data.len()).collect()
-        } else {
-            self.axes.iter().map(|&a| normalize_axis("slice_like", a, data.len())).collect::<Result<_>>()?
-        };
-        for a in axes {
-            let n = *like.get(a).ok_or_else(|| bad(format!("shape_like has no axis {a}")))?;
-            if n > data[a] {
-                return Err(bad(format!("axis {a} of shape_like ({n}) is larger than data's ({})", data[a])));
-            }
-            args[a] = SliceArg::Range { start: Some(0), stop: Some(n as i64), step: 1 };
-        }
-        Ok(BasicIndex { args })
-    }
-}
-
-impl Op for SliceLike {
-    fn name(&self) -> &'static str {
-        "slice_like"
-    }
-    fn arg_names(&self) -> &'static [&'static str] {
-        &["data", "shape_like"]
-    }
-    fn attrs(&self) -> Vec<(&'static str, String)> {
-        vec![("axes", fmt_tuple(&self.axes))]
-    }
-    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        self.index(&inputs[0].shape, &inputs[1].shape)?.infer(&inputs[..1])
-    }
-    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        self.index(inputs[0].shape(), inputs[1].shape())?.forward(ctx, &inputs[..1], outputs)
-    }
-    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
-        Some(self.index(inputs[0].shape(), inputs[1].shape()).and_then(|op| inputs[0].slice(&op.args)))
-    }
-    fn saves(&self) -> Saves {
-        Saves::None
-    }
-    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        let op = self.index(&g.shape(inputs[0]), &g.shape(inputs[1]))?;
-        let mut gx = op.grad(g, &inputs[..1], outputs, og)?;
-        gx.push(None);
-        Ok(gx)
-    }
-}
-
-// ---- registry builders ----
 
 /// `broadcast_like`'s parameters.
 #[derive(Clone, Debug, PartialEq, OpParams)]
@@ -248,12 +268,12 @@ pub struct BroadcastAxisParams {
     pub size: Vec<i64>,
 }
 
-/// `slice_like`'s parameters.
-#[derive(Clone, Debug, PartialEq, OpParams)]
-pub struct SliceLikeParams {
-    /// Axes cut to shape_like's sizes (empty: every axis; negatives count from the end).
-    #[param(default = Vec::new())]
-    pub axes: Vec<i64>,
+fn build_broadcast_to(a: &Attrs) -> Result<OpRef> {
+    let shape = BroadcastToParams::parse(a)?.shape;
+    if shape.iter().any(|&d| d < 0) {
+        return Err(Error::Value(format!("broadcast_to: negative size in shape {shape:?}")));
+    }
+    Ok(Arc::new(BroadcastTo { shape: shape.into_iter().map(|d| d as usize).collect() }))
 }
 
 pub fn broadcast_like_op(a: &Attrs) -> Result<OpRef> {
@@ -269,13 +289,16 @@ pub fn broadcast_axis_op(a: &Attrs) -> Result<OpRef> {
     }
     Ok(Arc::new(op))
 }
-
-pub fn slice_like_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(SliceLike { axes: SliceLikeParams::parse(a)?.axes }))
-}
-
-/// The shape-borrowing ops' declarations.
+/// The broadcasting ops' declarations.
 pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "broadcast_to",
+        aliases: &[],
+        args: &["data"],
+        doc: "Broadcast to a shape (0 keeps the input size).",
+        params: BroadcastToParams::schema,
+        build: build_broadcast_to,
+    },
     OpDef {
         name: "broadcast_like",
         aliases: &[],
@@ -291,13 +314,5 @@ pub const DEFS: &[OpDef] = &[
         doc: "Broadcast size-1 axes to the given sizes.",
         params: BroadcastAxisParams::schema,
         build: broadcast_axis_op,
-    },
-    OpDef {
-        name: "slice_like",
-        aliases: &[],
-        args: &["data", "shape_like"],
-        doc: "Slice data to the shape of shape_like on the given axes (all when empty).",
-        params: SliceLikeParams::schema,
-        build: slice_like_op,
     },
 ];

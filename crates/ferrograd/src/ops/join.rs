@@ -1,49 +1,24 @@
-//! Joining, splitting and repeating ops: `Concat`, `stack`, `SliceChannel`, `add_n`, `SwapAxis`,
-//! `tile`, `repeat`, `reverse` (`broadcast_like`, `broadcast_axis`, `slice_like` are in
-//! `shape_bcast`).
+//! Joining and splitting: `Concat`, `stack`, `SliceChannel` (split) and `add_n`.
 //!
-//! Forwards copy through contiguous blocks (parallel over the output via `par`), or materialise a
-//! view (tile/repeat are a broadcast of an interleaved reshape). Every gradient is built from
-//! layout ops, slices and sums, so each op is differentiable any number of times.
+//! Forwards copy through contiguous blocks (parallel over the output via `par`); every gradient is
+//! built from slices, layout ops and sums, so each op is differentiable any number of times.
 
-use std::ops::Range;
 use std::sync::Arc;
 
 use ferrograd_kernels::par::{self, Cost};
 
-use super::attrs::fmt_tuple;
 use super::binary::Num;
+use super::common::dense;
 use super::params::{OpDef, OpParams};
-use super::shape_extra::SliceAxis;
+use super::slice::SliceAxis;
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
-use crate::buffer::Buffer;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::view::normalize_axis;
 use crate::ndarray::{Meta, NDArray, SliceArg};
 use crate::with_dtype;
 
-/// The contiguous elements of `x` (copying only when its layout is not contiguous).
-pub(crate) fn dense(x: &NDArray) -> (Arc<Buffer>, Range<usize>) {
-    let c = x.to_contiguous();
-    let range = c.layout().contiguous_range().unwrap_or(0..0); // ok: to_contiguous is contiguous
-    (c.snapshot(), range)
-}
-
 fn shapes_of(inputs: &[Meta]) -> String {
     inputs.iter().map(|m| fmt_shape(&m.shape)).collect::<Vec<_>>().join(", ")
-}
-
-fn to_i64(s: &[usize]) -> Vec<i64> {
-    s.iter().map(|&d| d as i64).collect()
-}
-
-/// Non-negative sizes from a parameter tuple, or an error naming op and parameter.
-pub(crate) fn sizes(op: &str, key: &str, t: &[i64]) -> Result<Vec<usize>> {
-    t.iter()
-        .map(|&d| {
-            usize::try_from(d).map_err(|_| Error::Value(format!("{op}: negative value in {key}={}", fmt_tuple(t))))
-        })
-        .collect()
 }
 
 fn check_num_args(op: &str, num_args: Option<usize>, n: usize) -> Result<()> {
@@ -399,212 +374,6 @@ impl Op for AddN {
     }
 }
 
-/// `SwapAxis` / `swapaxes(data, dim1=0, dim2=0)` (lazy copy).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SwapAxis {
-    pub dim1: i64,
-    pub dim2: i64,
-}
-
-impl SwapAxis {
-    fn perm(&self, ndim: usize) -> Result<Vec<i64>> {
-        let a = normalize_axis("SwapAxis", self.dim1, ndim)?;
-        let b = normalize_axis("SwapAxis", self.dim2, ndim)?;
-        let mut p: Vec<i64> = (0..ndim as i64).collect();
-        p.swap(a, b);
-        Ok(p)
-    }
-}
-
-impl Op for SwapAxis {
-    fn name(&self) -> &'static str {
-        "SwapAxis"
-    }
-    fn attrs(&self) -> Vec<(&'static str, String)> {
-        vec![("dim1", self.dim1.to_string()), ("dim2", self.dim2.to_string())]
-    }
-    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        let p = self.perm(inputs[0].shape.len())?;
-        let s: Vec<usize> = p.iter().map(|&a| inputs[0].shape[a as usize]).collect();
-        Ok(vec![Meta::new(&s, inputs[0].dtype)])
-    }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let v = inputs[0].transpose(&self.perm(inputs[0].ndim())?)?;
-        outputs[0].write_from(&v)?;
-        Ok(())
-    }
-    fn view(&self, inputs: &[NDArray]) -> Option<Result<NDArray>> {
-        Some(self.perm(inputs[0].ndim()).and_then(|p| inputs[0].transpose(&p)))
-    }
-    fn saves(&self) -> Saves {
-        Saves::None
-    }
-    fn grad(&self, g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        Ok(vec![Some(g.apply1(*self, &[og[0]])?)])
-    }
-}
-
-/// `tile(data, reps)`: NumPy's tile (reps padded with leading 1s, or the data shape with leading
-/// 1s, to equal length).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tile {
-    pub reps: Vec<usize>,
-}
-
-impl Tile {
-    /// (padded data shape, interleaved (1, d0, 1, d1, ...), broadcast (r0, d0, r1, d1, ...), out).
-    fn plan(&self, shape: &[usize]) -> (Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>) {
-        let n = shape.len().max(self.reps.len());
-        let pad =
-            |v: &[usize]| -> Vec<usize> { std::iter::repeat_n(1, n - v.len()).chain(v.iter().copied()).collect() };
-        let (s, r) = (pad(shape), pad(&self.reps));
-        let inter = s.iter().flat_map(|&d| [1, d]).collect();
-        let big = s.iter().zip(&r).flat_map(|(&d, &k)| [k, d]).collect();
-        let out = s.iter().zip(&r).map(|(&d, &k)| d.saturating_mul(k)).collect();
-        (s, inter, big, out)
-    }
-}
-
-impl Op for Tile {
-    fn name(&self) -> &'static str {
-        "tile"
-    }
-    fn attrs(&self) -> Vec<(&'static str, String)> {
-        vec![("reps", fmt_tuple(&to_i64(&self.reps)))]
-    }
-    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        let (_, _, _, out) = self.plan(&inputs[0].shape);
-        crate::ndarray::checked_numel("tile", &out)?;
-        Ok(vec![Meta::new(&out, inputs[0].dtype)])
-    }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let (_, inter, big, _) = self.plan(inputs[0].shape());
-        let v = inputs[0].reshape(&inter)?.broadcast_to(&big)?;
-        outputs[0].write_from(&v)?;
-        Ok(())
-    }
-    fn saves(&self) -> Saves {
-        Saves::None
-    }
-    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        let x_shape = g.shape(inputs[0]);
-        let (s, _, big, _) = self.plan(&x_shape);
-        let t = g.reshape(og[0], &big)?;
-        let axes: Vec<i64> = (0..s.len() as i64).map(|d| 2 * d).collect();
-        let t = if axes.is_empty() { t } else { g.sum_axes(t, axes, false)? };
-        Ok(vec![Some(g.reshape(t, &x_shape)?)])
-    }
-}
-
-/// (source shape to expand, interleaved shape, broadcast shape, output shape).
-type RepeatPlan = (Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>);
-
-/// `repeat(data, repeats, axis=None)`: each element repeated along an axis (the flattened array
-/// when axis is None).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Repeat {
-    pub repeats: usize,
-    pub axis: Option<i64>,
-}
-
-impl Repeat {
-    /// (source shape to expand, (.., d, 1, ..), (.., d, r, ..), output shape).
-    fn plan(&self, shape: &[usize]) -> Result<RepeatPlan> {
-        let (src, axis) = match self.axis {
-            None => (vec![shape.iter().product()], 0),
-            Some(a) => (shape.to_vec(), normalize_axis("repeat", a, shape.len())?),
-        };
-        let mut inter = src.clone();
-        inter.insert(axis + 1, 1);
-        let mut big = src.clone();
-        big.insert(axis + 1, self.repeats);
-        let mut out = src.clone();
-        out[axis] = out[axis].saturating_mul(self.repeats);
-        Ok((src, inter, big, out))
-    }
-}
-
-impl Op for Repeat {
-    fn name(&self) -> &'static str {
-        "repeat"
-    }
-    fn attrs(&self) -> Vec<(&'static str, String)> {
-        let mut v = vec![("repeats", self.repeats.to_string())];
-        if let Some(a) = self.axis {
-            v.push(("axis", a.to_string()));
-        }
-        v
-    }
-    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        let (_, _, _, out) = self.plan(&inputs[0].shape)?;
-        crate::ndarray::checked_numel("repeat", &out)?;
-        Ok(vec![Meta::new(&out, inputs[0].dtype)])
-    }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let (_, inter, big, _) = self.plan(inputs[0].shape())?;
-        let v = inputs[0].reshape(&inter)?.broadcast_to(&big)?;
-        outputs[0].write_from(&v)?;
-        Ok(())
-    }
-    fn saves(&self) -> Saves {
-        Saves::None
-    }
-    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        let x_shape = g.shape(inputs[0]);
-        let (src, _, big, _) = self.plan(&x_shape)?;
-        let axis = match self.axis {
-            None => 0,
-            Some(a) => normalize_axis("repeat", a, x_shape.len())?,
-        };
-        let t = g.reshape(og[0], &big)?;
-        let t = g.sum_axes(t, vec![axis as i64 + 1], false)?;
-        let t = g.reshape(t, &src)?;
-        Ok(vec![Some(g.reshape(t, &x_shape)?)])
-    }
-}
-
-/// `reverse` / `flip(data, axis)`: elements in reverse order along the given axes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reverse {
-    pub axis: Vec<i64>,
-}
-
-impl Reverse {
-    fn index(&self, ndim: usize) -> Result<Vec<SliceArg>> {
-        let mut args = vec![SliceArg::Range { start: None, stop: None, step: 1 }; ndim];
-        for &a in &self.axis {
-            args[normalize_axis("reverse", a, ndim)?] = SliceArg::Range { start: None, stop: None, step: -1 };
-        }
-        Ok(args)
-    }
-}
-
-impl Op for Reverse {
-    fn name(&self) -> &'static str {
-        "reverse"
-    }
-    fn attrs(&self) -> Vec<(&'static str, String)> {
-        vec![("axis", fmt_tuple(&self.axis))]
-    }
-    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        self.index(inputs[0].shape.len())?;
-        Ok(vec![inputs[0].clone()])
-    }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let v = inputs[0].slice(&self.index(inputs[0].ndim())?)?;
-        outputs[0].write_from(&v)?;
-        Ok(())
-    }
-    fn saves(&self) -> Saves {
-        Saves::None
-    }
-    fn grad(&self, g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
-        Ok(vec![Some(g.apply1(self.clone(), &[og[0]])?)])
-    }
-}
-
-// ---- registry builders ----
-
 /// `Concat`'s parameters.
 #[derive(Clone, Debug, PartialEq, OpParams)]
 pub struct ConcatParams {
@@ -648,41 +417,6 @@ pub struct SplitParams {
     pub squeeze_axis: bool,
 }
 
-/// `SwapAxis`'s parameters.
-#[derive(Clone, Debug, PartialEq, OpParams)]
-pub struct SwapAxisParams {
-    /// First axis of the pair exchanged.
-    #[param(default = 0)]
-    pub dim1: i64,
-    /// Second axis of the pair exchanged.
-    #[param(default = 0)]
-    pub dim2: i64,
-}
-
-/// `tile`'s parameters.
-#[derive(Clone, Debug, PartialEq, OpParams)]
-pub struct TileParams {
-    /// Copies per axis, aligned to the trailing axes (either side gets leading 1s as needed).
-    pub reps: Vec<i64>,
-}
-
-/// `repeat`'s parameters.
-#[derive(Clone, Debug, PartialEq, OpParams)]
-pub struct RepeatParams {
-    /// Copies of each element.
-    pub repeats: i64,
-    /// Axis to repeat along; None repeats the flattened array.
-    #[param(default = None)]
-    pub axis: Option<i64>,
-}
-
-/// `reverse`'s parameters.
-#[derive(Clone, Debug, PartialEq, OpParams)]
-pub struct ReverseParams {
-    /// Axes whose order is reversed.
-    pub axis: Vec<i64>,
-}
-
 fn num_args(op: &str, n: Option<i64>) -> Result<Option<usize>> {
     match n {
         None => Ok(None),
@@ -714,30 +448,7 @@ pub fn split_op(a: &Attrs) -> Result<OpRef> {
     }
     Ok(Arc::new(SliceChannel { num_outputs: n as usize, axis: p.axis, squeeze_axis: p.squeeze_axis }))
 }
-
-pub fn swapaxis_op(a: &Attrs) -> Result<OpRef> {
-    let p = SwapAxisParams::parse(a)?;
-    Ok(Arc::new(SwapAxis { dim1: p.dim1, dim2: p.dim2 }))
-}
-
-pub fn tile_op(a: &Attrs) -> Result<OpRef> {
-    let p = TileParams::parse(a)?;
-    Ok(Arc::new(Tile { reps: sizes("tile", "reps", &p.reps)? }))
-}
-
-pub fn repeat_op(a: &Attrs) -> Result<OpRef> {
-    let p = RepeatParams::parse(a)?;
-    if p.repeats < 0 {
-        return Err(Error::Value(format!("repeat: repeats must be >= 0, got {}", p.repeats)));
-    }
-    Ok(Arc::new(Repeat { repeats: p.repeats as usize, axis: p.axis }))
-}
-
-pub fn reverse_op(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(Reverse { axis: ReverseParams::parse(a)?.axis }))
-}
-
-/// The joining, splitting and repeating ops' declarations.
+/// The joining ops' declarations.
 pub const DEFS: &[OpDef] = &[
     OpDef {
         name: "Concat",
@@ -770,37 +481,5 @@ pub const DEFS: &[OpDef] = &[
         doc: "Elementwise sum of equally shaped arrays.",
         params: AddNParams::schema,
         build: add_n_op,
-    },
-    OpDef {
-        name: "SwapAxis",
-        aliases: &["swapaxes"],
-        args: &["data"],
-        doc: "Interchange two axes.",
-        params: SwapAxisParams::schema,
-        build: swapaxis_op,
-    },
-    OpDef {
-        name: "tile",
-        aliases: &[],
-        args: &["data"],
-        doc: "Repeat the whole array reps times per axis (NumPy tile).",
-        params: TileParams::schema,
-        build: tile_op,
-    },
-    OpDef {
-        name: "repeat",
-        aliases: &[],
-        args: &["data"],
-        doc: "Repeat each element along an axis (flattened when axis is None).",
-        params: RepeatParams::schema,
-        build: repeat_op,
-    },
-    OpDef {
-        name: "reverse",
-        aliases: &["flip"],
-        args: &["data"],
-        doc: "Reverse the order of elements along the given axes.",
-        params: ReverseParams::schema,
-        build: reverse_op,
     },
 ];
