@@ -14,6 +14,7 @@ from . import sparse as sparse
 from . import sparse_grad as sparse_grad
 from . import sparse_ops as sparse_ops
 from . import sparse_storage as sparse_storage
+from . import sparse_update as sparse_update
 from ferrograd.base import DTypeError as DTypeError
 from ferrograd.base import MXNetError as MXNetError
 from ferrograd.base import ShapeError as ShapeError
