@@ -188,7 +188,7 @@ class KVStore(KVStoreBase):
     def pushpull(self, key, value, out=None, priority=0):
         """``push`` then ``pull`` into ``out`` (into ``value`` when ``out`` is None)."""
         self.push(key, value, priority)
-        self.pull(key, value if out is None else out, priority)
+        self.pull(key, value if out is None else out, priority, ignore_sparse=False)
 
     def broadcast(self, key, value, out, priority=0):
         """``init(key, value)`` then ``pull(key, out)``."""

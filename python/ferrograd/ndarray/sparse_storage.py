@@ -226,7 +226,9 @@ class BaseSparseNDArray(NDArray):
             raise ShapeError(f"{type(self).__name__}.__setitem__: value of shape {value.shape} "
                              f"does not match the array's shape {self.shape}")
         src = value if value.stype == self._stype else from_dense(value, self._stype)
-        NDArray.__setitem__(self, slice(None), src._dense().astype(self.dtype))
+        from .. import autograd
+        with autograd.pause():  # a storage write (e.g. a kvstore pull), never recorded
+            NDArray.__setitem__(self, slice(None), src._dense().astype(self.dtype))
         self._set_components(src.data.astype(self.dtype).copy(),
                              [a.copy() for a in src._sp_aux])
 
@@ -421,3 +423,15 @@ def zeros(stype, shape, dtype=None):
             raise ShapeError(f"zeros: a csr array must be 2-D, got shape {shape}")
         return make_csr([], [], _np.zeros(shape[0] + 1), shape, dtype, "zeros")
     return make_rsp(_np.zeros((0, *shape[1:]), dtype), [], shape, dtype, "zeros")
+
+
+def sparse_view(x, stype):
+    """``x`` (a dense NDArray) as a ``stype`` array sharing its storage and autograd entry:
+    writes through the result (``view[:] = ...``) change ``x``. Components are taken now."""
+    if stype == "default" or isinstance(x, BaseSparseNDArray):
+        return x
+    fresh = from_dense(x, stype)
+    view = type(fresh)._wrap(x, fresh.data, fresh._sp_aux)
+    if x.context != view.context:
+        view._set_context(x.context)
+    return view
