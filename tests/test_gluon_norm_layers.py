@@ -2,7 +2,6 @@
 
 import ferrograd as mx
 import numpy as np
-import pytest
 from ferrograd.gluon import nn
 
 EPS = 1e-5

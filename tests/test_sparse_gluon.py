@@ -1,9 +1,8 @@
 """Sparse storage in Gluon: row_sparse Parameters and gradients through a Trainer."""
 
+import ferrograd as mx
 import numpy as np
 import pytest
-
-import ferrograd as mx
 from ferrograd import gluon
 
 
