@@ -61,3 +61,30 @@ def test_embedding_sparse_grad_updates_only_looked_up_rows():
     np.testing.assert_allclose(w[[0, 2, 3, 5]], 1.0)
     np.testing.assert_allclose(w[1], 1 - (1 + 0.5))
     np.testing.assert_allclose(w[4], 1 - (2 + 0.5))
+
+
+def test_ndarray_iter_batches_csr_data_and_requires_discard():
+    dense = np.arange(12, dtype=np.float32).reshape(6, 2) % 3
+    csr = mx.nd.array(dense).tostype("csr")
+    with pytest.raises(NotImplementedError, match="discard"):
+        mx.io.NDArrayIter(csr, batch_size=4)
+    it = mx.io.NDArrayIter(csr, mx.nd.arange(6), batch_size=4, last_batch_handle="discard")
+    batches = list(it)
+    assert len(batches) == 1
+    assert batches[0].data[0].stype == "csr"
+    np.testing.assert_array_equal(batches[0].data[0].asnumpy(), dense[:4])
+    shuffled = mx.io.NDArrayIter(csr, batch_size=3, shuffle=True, last_batch_handle="discard")
+    rows = np.concatenate([b.data[0].asnumpy() for b in shuffled])
+    assert sorted(map(tuple, rows)) == sorted(map(tuple, dense))
+
+
+def test_module_keeps_declared_row_sparse_parameters_sparse():
+    x = mx.sym.var("data", stype="csr")
+    v = mx.sym.var("v", shape=(5, 1), init=mx.init.One(), stype="row_sparse")
+    out = mx.sym.LinearRegressionOutput(mx.sym.dot(x, v), mx.sym.var("label"))
+    mod = mx.mod.Module(out, data_names=["data"], label_names=["label"])
+    mod.bind(data_shapes=[("data", (2, 5))], label_shapes=[("label", (2, 1))])
+    mod.init_params()
+    p = mod._arg_params["v"]
+    assert p.stype == "row_sparse" and p.indices.asnumpy().tolist() == [0, 1, 2, 3, 4]
+    np.testing.assert_array_equal(p.asnumpy(), np.ones((5, 1)))
