@@ -35,6 +35,20 @@ from .ndarray import (  # noqa: E402
 )
 
 _methods.attach(NDArray)
+_dense_dot = dot  # noqa: F821 - from the registry
+
+
+def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None, *, out=None,
+        name=None):
+    """Matrix product (see ``nd.sparse.dot`` for csr/row_sparse operands and their result
+    storage); dense operands go straight to the native op."""
+    if isinstance(lhs, sparse.BaseSparseNDArray) or isinstance(rhs, sparse.BaseSparseNDArray):
+        res = sparse.dot(lhs, rhs, transpose_a, transpose_b, forward_stype)
+        return _into(out, res, "dot") if out is not None else res
+    return _dense_dot(lhs, rhs, transpose_a, transpose_b, forward_stype, out=out, name=name)
+
+
+dot.__doc__ = _dense_dot.__doc__
 
 
 def _dtype(dtype, default="float32"):

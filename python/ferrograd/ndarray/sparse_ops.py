@@ -102,11 +102,33 @@ def retain(data, indices):
                                   [_nd(rows[keep], _np.int64)])
 
 
+def _native_kernel(lhs, rhs, transpose_a, transpose_b):
+    """The product through the native sparse kernels (work ~ stored values), or None when they
+    do not apply: autograd recording (the dense path records the product), other dtypes or
+    layouts."""
+    from .. import autograd, ndarray
+    if autograd.is_recording() or transpose_b or not hasattr(ndarray, "_sparse_dot_csr"):
+        return None
+    if lhs.dtype not in (_np.float32, _np.float64) or rhs.dtype != lhs.dtype:
+        return None
+    if isinstance(lhs, CSRNDArray) and rhs.stype == "default" and rhs.ndim == 2:
+        return _op("_sparse_dot_csr")(lhs.data, lhs.indices, lhs.indptr, rhs,
+                                      num_cols=lhs.shape[1], transpose_a=bool(transpose_a))
+    if isinstance(rhs, CSRNDArray) and lhs.stype == "default" and lhs.ndim == 2 \
+            and not transpose_a:
+        return _op("_sparse_dot_dense_csr")(lhs, rhs.data, rhs.indices, rhs.indptr,
+                                            num_cols=rhs.shape[1])
+    return None
+
+
 def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None):
     """``dot`` with MXNet's result storage: csr·dense and dense·rsp are dense, csr.T·dense is
-    row_sparse, dense·csr is csr; the values are exactly those of the dense product."""
-    res = _op("dot")(dense_of(lhs), dense_of(rhs), transpose_a=transpose_a,
-                        transpose_b=transpose_b)
+    row_sparse, dense·csr is csr; the values are exactly those of the dense product (csr
+    products run in native kernels whose work is proportional to the stored values)."""
+    res = _native_kernel(lhs, rhs, transpose_a, transpose_b)
+    if res is None:
+        res = _op("dot")(dense_of(lhs), dense_of(rhs), transpose_a=transpose_a,
+                         transpose_b=transpose_b)
     if forward_stype not in (None, "default"):
         return wrap_structure_of(res, forward_stype)
     lst, rst = lhs.stype, rhs.stype
