@@ -88,3 +88,19 @@ def test_module_keeps_declared_row_sparse_parameters_sparse():
     p = mod._arg_params["v"]
     assert p.stype == "row_sparse" and p.indices.asnumpy().tolist() == [0, 1, 2, 3, 4]
     np.testing.assert_array_equal(p.asnumpy(), np.ones((5, 1)))
+
+
+def test_check_symbolic_backward_honours_grad_stypes():
+    from ferrograd import test_utils as tu
+    data, w = mx.sym.var("data"), mx.sym.var("w")
+    out = mx.sym.dot(data, w)
+    x = np.array([[1.0, 0.0, 2.0]], dtype=np.float32)
+    wv = np.ones((3, 2), dtype=np.float32)
+    grads = tu.check_symbolic_backward(out, {"data": x, "w": wv}, [np.ones((1, 2))],
+                                       {"w": x.T @ np.ones((1, 2))},
+                                       grad_stypes={"w": "row_sparse"})
+    assert grads["w"].stype == "row_sparse"
+    assert grads["w"].indices.asnumpy().tolist() == [0, 2]
+    with pytest.raises(mx.MXNetError, match="unknown storage type"):
+        tu.check_symbolic_backward(out, {"data": x, "w": wv}, [np.ones((1, 2))],
+                                   {"w": x.T @ np.ones((1, 2))}, grad_stypes={"w": "dense"})

@@ -126,6 +126,7 @@ def test_csr_row_indexing():
     np.testing.assert_array_equal(part.asnumpy(), DENSE[:2])
     assert part.indptr.asnumpy().tolist() == [0, 1, 3]
     assert c[1:].indptr.asnumpy().tolist() == [0, 2, 2]
+    assert c[(slice(0, 2),)].indptr.asnumpy().tolist() == [0, 1, 3]
     with pytest.raises(ValueError, match="continuous slicing"):
         c[::2]
     with pytest.raises(ValueError, match="multi-dimension"):

@@ -306,6 +306,8 @@ class CSRNDArray(BaseSparseNDArray):
 
     def __getitem__(self, key):
         """Rows: an int gives a 1-row csr array, a step-1 slice a csr array of those rows."""
+        if isinstance(key, tuple) and len(key) == 1:
+            key = key[0]
         if isinstance(key, tuple):
             raise ValueError_("CSRNDArray: multi-dimension indexing is not supported; index "
                               "rows with an int or a slice")
