@@ -104,3 +104,12 @@ def test_check_symbolic_backward_honours_grad_stypes():
     with pytest.raises(mx.MXNetError, match="unknown storage type"):
         tu.check_symbolic_backward(out, {"data": x, "w": wv}, [np.ones((1, 2))],
                                    {"w": x.T @ np.ones((1, 2))}, grad_stypes={"w": "dense"})
+
+
+def test_row_sparse_data_lives_on_the_row_ids_context_and_var_records_stype():
+    p = gluon.Parameter("w", shape=(3, 2), stype="row_sparse")
+    p.initialize(init="ones", ctx=[mx.cpu(1), mx.cpu(2)])
+    gluon.Trainer([p], "sgd")
+    w = p.row_sparse_data(mx.nd.arange(0, 3, ctx=mx.cpu(2)))
+    assert w.context == mx.cpu(2)
+    assert p.var().attr("__storage_type__") == "1"

@@ -353,8 +353,10 @@ class Parameter:
     def var(self):
         """The symbol variable standing for this parameter (cached)."""
         if self._var is None:
+            sparse = {"stype": self._stype} if self._stype != "default" else {}
             self._var = _sym.var(self.name, shape=self.shape, dtype=self.dtype,
-                                 lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=self.init)
+                                 lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=self.init,
+                                 **sparse)
         return self._var
 
 

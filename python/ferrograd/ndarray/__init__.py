@@ -62,7 +62,7 @@ def _ctx(ctx):
 
 def _placed(res, ctx):
     """``res`` remembering a non-default ``ctx`` (``cpu_shared(0)``...) as its ``context``."""
-    if ctx is not None and ctx.device_type != "cpu":
+    if ctx is not None and (ctx.device_type != "cpu" or ctx.device_id != 0):
         res._set_context(ctx)
     return res
 
