@@ -198,3 +198,8 @@ def test_rand_sparse_ndarray_parts_and_density():
     assert counts.tolist() == [1, 2, 4, 8]
     empty, (vals, idx) = tu.rand_sparse_ndarray((3, 2), "row_sparse", rsp_indices=[])
     assert empty.stype == "row_sparse" and vals.size == 0
+
+
+def test_fractional_indices_are_refused():
+    with pytest.raises(ValueError, match="indices must be integers"):
+        nd.sparse.csr_matrix(([1.0], [0.5], [0, 1]), shape=(1, 2))

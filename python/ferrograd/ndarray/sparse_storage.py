@@ -51,7 +51,8 @@ def rsp_components(dense):
 
 def _as_index(values, what, op):
     idx = _np.asarray(values.asnumpy() if isinstance(values, NDArray) else values)
-    if idx.size and not _np.all(_np.isfinite(idx)) or idx.size and (idx != _np.round(idx)).any():
+    whole = _np.isfinite(idx) & (idx == _np.round(idx)) if idx.dtype.kind == "f" else True
+    if not _np.all(whole):
         raise ValueError_(f"{op}: {what} must be integers, got {idx.tolist()}")
     return idx.astype(_INDEX_DTYPE).reshape(-1)
 
