@@ -49,6 +49,7 @@ pub mod shape_bcast;
 pub mod shape_extra;
 pub mod shape_index;
 pub mod shape_more;
+pub mod sparse_dot;
 pub mod unary;
 
 use std::sync::Arc;

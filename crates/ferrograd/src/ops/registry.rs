@@ -31,6 +31,7 @@ const MODULES: &[&[OpDef]] = &[
     super::graph_compat::DEFS,
     super::pdf::DEFS,
     super::linalg::DEFS,
+    super::sparse_dot::DEFS,
     super::nn::activation::DEFS,
     super::nn::softmax::DEFS,
     super::nn::loss::DEFS,
