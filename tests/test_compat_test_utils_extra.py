@@ -220,13 +220,13 @@ def test_device_queries():
 
 
 @pytest.mark.parametrize("stype", ["csr", "row_sparse"])
-def test_sparse_helpers_raise_not_implemented_naming_sparse_storage(stype):
-    with pytest.raises(NotImplementedError, match=f"sparse storage type '{stype}'"):
-        tu.rand_sparse_ndarray((3, 3), stype)
-    with pytest.raises(NotImplementedError, match="sparse"):
-        tu.create_sparse_array((3, 3), stype)
-    with pytest.raises(NotImplementedError, match="sparse"):
-        tu.rand_ndarray((3, 3), stype)
+def test_sparse_helpers_make_arrays_of_that_storage(stype):
+    arr, parts = tu.rand_sparse_ndarray((3, 3), stype, density=1.0)
+    assert arr.stype == stype and arr.shape == (3, 3) and (arr.asnumpy() != 0).all()
+    assert tu.create_sparse_array((3, 3), stype).stype == stype
+    assert tu.rand_ndarray((3, 3), stype).stype == stype
+    with pytest.raises(ValueError, match="bogus"):
+        tu.rand_sparse_ndarray((3, 3), "bogus")
 
 
 def test_assign_each_and_create_helpers():

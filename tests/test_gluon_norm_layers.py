@@ -2,7 +2,6 @@
 
 import ferrograd as mx
 import numpy as np
-import pytest
 from ferrograd.gluon import nn
 
 EPS = 1e-5
@@ -106,5 +105,11 @@ def test_embedding_lookup_and_gradient():
     # each row's gradient counts how often it was looked up
     counts = np.array([1, 0, 1, 0, 2], dtype=np.float32)
     np.testing.assert_allclose(emb.weight.grad().asnumpy(), np.repeat(counts[:, None], 3, 1))
-    with pytest.raises(mx.MXNetError, match="sparse_grad"):
-        nn.Embedding(5, 3, sparse_grad=True)
+    sparse = nn.Embedding(5, 3, sparse_grad=True)
+    sparse.initialize()
+    with mx.autograd.record():
+        out = sparse(idx)
+    out.backward()
+    grad = sparse.weight.grad()
+    assert grad.stype == "row_sparse" and grad.indices.asnumpy().tolist() == [0, 2, 4]
+    np.testing.assert_allclose(grad.asnumpy(), np.repeat(counts[:, None], 3, 1))

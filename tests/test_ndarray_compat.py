@@ -159,8 +159,9 @@ def test_tostype():
     assert d is not x
     np.testing.assert_array_equal(d.asnumpy(), x.asnumpy())
     for st in ("csr", "row_sparse"):
-        with pytest.raises(NotImplementedError, match="sparse storage"):
-            x.tostype(st)
+        s = x.tostype(st)
+        assert s.stype == st
+        np.testing.assert_array_equal(s.asnumpy(), x.asnumpy())
 
 
 # --- basic indexing contiguity ---------------------------------------------------------------

@@ -102,7 +102,9 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
                             equal_nan=False, dtype=np.float32):
     """Runs forward (training) and backward with ``out_grads`` and compares the gradients of the
     arguments in ``expected`` (list in argument order, or a partial dict). Gradient buffers start
-    random, so 'add' is checked as ``expected == grad - initial`` and 'null' as untouched."""
+    random, so 'add' is checked as ``expected == grad - initial`` and 'null' as untouched.
+    ``grad_stypes`` (name -> 'row_sparse'/'csr'/'default') gives a gradient's storage type: such
+    a buffer starts empty (zeros) and is returned as an array of that storage type."""
     ctx = ctx or default_context()
     loc = _parse_location(sym, location, ctx, dtype)
     aux = _parse_aux_states(sym, aux_states, ctx, dtype)
@@ -110,7 +112,10 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     if isinstance(expected, (list, tuple)):
         expected = dict(zip(names, expected, strict=True))
     rng = np.random.default_rng()
-    initial = {k: rng.normal(size=loc[k].shape).astype(loc[k].dtype) for k in expected}
+    from .ndarray.sparse_storage import check_stype, sparse_view
+    stypes = {k: check_stype(v, "check_symbolic_backward") for k, v in (grad_stypes or {}).items()}
+    initial = {k: (np.zeros(loc[k].shape, loc[k].dtype) if stypes.get(k, "default") != "default"
+                   else rng.normal(size=loc[k].shape).astype(loc[k].dtype)) for k in expected}
     grads = {k: nd.array(v, ctx, dtype=v.dtype) for k, v in initial.items()}
     reqs = _grad_reqs(names, grad_req)
     exe = sym.bind(ctx, loc, args_grad=grads, grad_req=reqs, aux_states=aux)
@@ -136,7 +141,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
                                 equal_nan=equal_nan)
         else:
             raise ValueError(f"Invalid grad_req {req} for argument {name}")
-    return grads
+    return {k: sparse_view(g, stypes.get(k, "default")) for k, g in grads.items()}
 
 
 def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_train=True,

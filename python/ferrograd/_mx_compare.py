@@ -161,16 +161,15 @@ def random_uniform_arrays(*shapes, low=0.0, high=1.0, dtype=np.float32):
 
 def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
                  shuffle_csr_indices=False, distribution=None, ctx=None):
-    """A dense ``mx.nd`` array of standard-normal values (float32 unless ``dtype`` is given).
-
-    Only ``stype='default'`` exists here: ferrograd has no sparse storage.
-    """
-    if stype != "default":
-        raise NotImplementedError(
-            f"rand_ndarray: sparse storage type {stype!r} is not supported yet; ferrograd "
-            "arrays are dense (use stype='default')")
+    """A random ``mx.nd`` array: standard-normal values when dense (float32 unless ``dtype`` is
+    given); for 'csr'/'row_sparse' see :func:`rand_sparse_ndarray`."""
     if ctx is not None:
         _check_context(ctx)
+    if stype != "default":
+        from ._mx_misc import rand_sparse_ndarray
+        return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                                   modifier_func=modifier_func, distribution=distribution,
+                                   shuffle_csr_indices=shuffle_csr_indices, ctx=ctx)[0]
     return nd.array(random_arrays(_shape_tuple(shape)), dtype=dtype)
 
 

@@ -123,37 +123,107 @@ def is_aarch64_run():
     return platform.machine() == "aarch64"
 
 
-def _sparse_unsupported(function, stype):
-    if stype in ("csr", "row_sparse"):
-        raise NotImplementedError(
-            f"{function}: sparse storage type {stype!r} is not supported yet; ferrograd "
-            "arrays are dense (stype='default')")
-    raise ValueError(f"{function}: unknown storage type {stype!r} (MXNet's are 'csr' and "
-                     "'row_sparse')")
+def _check_sparse_stype(function, stype):
+    if stype not in ("csr", "row_sparse"):
+        raise ValueError(f"{function}: unknown sparse storage type {stype!r} (expected 'csr' or "
+                         "'row_sparse')")
+
+
+def _random_csr(shape, density, dtype, data_init, distribution, shuffle):
+    """A random csr array: each entry stored with probability ``density`` ('uniform'), or
+    ('powerlaw') row ``i`` holding up to ``2**i`` leading values until density is reached."""
+    rows, cols = shape
+    mask = np.zeros(shape, dtype=bool)
+    if distribution == "powerlaw":
+        budget = int(round(density * rows * cols))
+        for r in range(rows):
+            take = min(cols, 2 ** r, budget)
+            mask[r, :take] = True
+            budget -= take
+            if budget <= 0:
+                break
+    elif distribution == "uniform":
+        mask = np.random.rand(rows, cols) < density
+    else:
+        raise ValueError(f"rand_sparse_ndarray: distribution {distribution!r} is not supported "
+                         "(expected 'uniform' or 'powerlaw')")
+    values = np.random.uniform(0.1, 1.0, size=shape).astype(dtype)
+    if data_init is not None:
+        values.fill(data_init)
+    dense = np.where(mask, values, 0).astype(dtype)
+    arr = nd.sparse.csr_matrix(dense, dtype=dtype)
+    if shuffle:
+        arr = shuffle_csr_column_indices(arr)
+    return arr
 
 
 def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None,
                         data_init=None, rsp_indices=None, modifier_func=None,
                         shuffle_csr_indices=False, ctx=None):
-    """A random sparse array: not available, sparse storage is not supported yet."""
-    _sparse_unsupported("rand_sparse_ndarray", stype)
+    """A random sparse array and its parts: ``(arr, (values, row_indices))`` for row_sparse
+    (each row stored with probability ``density``, or the rows ``rsp_indices``), ``(arr,
+    (indptr, indices, data))`` for csr. ``density`` defaults to a random one."""
+    _check_sparse_stype("rand_sparse_ndarray", stype)
+    shape = tuple(int(d) for d in shape)
+    density = np.random.rand() if density is None else density
+    dtype = np.dtype(dtype if dtype is not None else "float32")
+    distribution = distribution or "uniform"
+    if stype == "csr":
+        if len(shape) != 2:
+            raise ValueError(f"rand_sparse_ndarray: a csr array must be 2-D, got shape {shape}")
+        arr = _random_csr(shape, density, dtype, data_init, distribution, shuffle_csr_indices)
+        return arr, (arr.indptr, arr.indices, arr.data)
+    if distribution != "uniform":
+        raise ValueError(f"rand_sparse_ndarray: distribution {distribution!r} is not supported "
+                         "for row_sparse")
+    if rsp_indices is not None:
+        rows = np.asarray(rsp_indices, dtype=np.int64).reshape(-1)
+    else:
+        rows = np.flatnonzero(np.random.rand(shape[0]) < density).astype(np.int64)
+    if rows.size == 0:
+        return (nd.sparse.zeros("row_sparse", shape, ctx=ctx, dtype=dtype),
+                (np.array([], dtype=dtype), np.array([])))
+    values = np.random.rand(rows.size, *shape[1:]).astype(dtype)
+    if data_init is not None:
+        values.fill(data_init)
+    if modifier_func is not None:
+        values = assign_each(values, modifier_func).astype(dtype)
+    arr = nd.sparse.row_sparse_array((values, rows), shape=shape, dtype=dtype, ctx=ctx)
+    return arr, (values, rows)
 
 
 def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
                         modifier_func=None, density=0.5, shuffle_csr_indices=False):
-    """A sparse array: not available, sparse storage is not supported yet."""
-    _sparse_unsupported("create_sparse_array", stype)
+    """A random sparse array (row_sparse rows ``rsp_indices`` sorted first, as MXNet)."""
+    if stype == "row_sparse" and rsp_indices is not None:
+        rsp_indices = np.sort(np.asarray(rsp_indices))
+    return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                               data_init=data_init, rsp_indices=rsp_indices,
+                               modifier_func=modifier_func,
+                               shuffle_csr_indices=shuffle_csr_indices)[0]
 
 
 def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=None, dtype=None,
                            modifier_func=None, shuffle_csr_indices=False):
-    """A sparse array, possibly zero-size: not available, sparse storage is not supported yet."""
-    _sparse_unsupported("create_sparse_array_zd", stype)
+    """As :func:`create_sparse_array`; row_sparse with ``density=0`` stores no rows."""
+    if stype == "row_sparse" and density == 0.0:
+        rsp_indices = []
+    return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices,
+                               dtype=dtype, modifier_func=modifier_func, density=density,
+                               shuffle_csr_indices=shuffle_csr_indices)
 
 
 def shuffle_csr_column_indices(csr):
-    """Shuffles the column indices of a CSR array: not available, no sparse storage yet."""
-    _sparse_unsupported("shuffle_csr_column_indices", "csr")
+    """The csr array with each row's column order shuffled (its values move with them); the
+    result is not in canonical form, so it is built without the sortedness check."""
+    from .ndarray.sparse_storage import CSRNDArray, _nd
+    indptr, indices, data = (csr.indptr.asnumpy(), csr.indices.asnumpy(), csr.data.asnumpy())
+    for r in range(len(indptr) - 1):
+        perm = np.random.permutation(np.arange(indptr[r], indptr[r + 1]))
+        indices[indptr[r]:indptr[r + 1]] = indices[perm]
+        data[indptr[r]:indptr[r + 1]] = data[perm]
+    return CSRNDArray._wrap(csr.tostype("default"), _nd(data, data.dtype),
+                            [_nd(indptr, np.int64), _nd(indices, np.int64)])
 
 
 def assign_each(the_input, function):

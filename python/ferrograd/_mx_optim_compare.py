@@ -9,10 +9,12 @@ from ._mx_misc import compare_ndarray_tuple
 
 def _setup(shapes, dtype, w_stype, g_stype, ntensors):
     shapes = shapes if ntensors > 1 else [shapes]
-    w1 = [rand_ndarray(s, w_stype, dtype=dtype) for s in shapes]
-    g1 = [rand_ndarray(s, g_stype, dtype=dtype) for s in shapes]
-    w2 = [w.copy() for w in w1]
-    g2 = [g.copy() for g in g1]
+    # As MXNet: the second (tested) optimizer gets the sparse arrays, the reference dense
+    # copies; sparse weights store every row.
+    w2 = [rand_ndarray(s, w_stype, dtype=dtype, density=1) for s in shapes]
+    g2 = [rand_ndarray(s, g_stype, dtype=dtype) for s in shapes]
+    w1 = [w.tostype("default") for w in w2]
+    g1 = [g.tostype("default") for g in g2]
     return w1, g1, w2, g2
 
 

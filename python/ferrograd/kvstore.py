@@ -173,19 +173,22 @@ class KVStore(KVStoreBase):
                 stored[:] = total
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
-        """Copies each key's stored array into ``out`` (an array or a list, one per device)."""
+        """Copies each key's stored array into ``out`` (an array or a list, one per device);
+        sparse outputs are skipped unless ``ignore_sparse`` is False."""
         if out is None:
             raise MXNetError("kvstore.pull: out must be given")
         keys = list(key) if isinstance(key, (list, tuple)) else [key]
         for k, o in zip(keys, _outs(key, out), strict=False):
             stored = self._stored("pull", k)
             for target in _as_list(o):
+                if ignore_sparse and target.stype != "default":
+                    continue  # as MXNet: sparse outputs take row_sparse_pull
                 target[:] = stored
 
     def pushpull(self, key, value, out=None, priority=0):
         """``push`` then ``pull`` into ``out`` (into ``value`` when ``out`` is None)."""
         self.push(key, value, priority)
-        self.pull(key, value if out is None else out, priority)
+        self.pull(key, value if out is None else out, priority, ignore_sparse=False)
 
     def broadcast(self, key, value, out, priority=0):
         """``init(key, value)`` then ``pull(key, out)``."""
@@ -193,11 +196,31 @@ class KVStore(KVStoreBase):
         self.pull(key, out, priority)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
-        """Sparse storage is not supported: ferrograd arrays are dense."""
-        raise MXNetError(
-            "kvstore.row_sparse_pull: row_sparse storage is not supported; "
-            "ferrograd arrays are dense (use pull)"
-        )
+        """Writes into each row_sparse ``out`` the rows ``row_ids`` (one NDArray of row numbers
+        per output; repeats allowed) of the stored array; other rows of ``out`` become zero."""
+        from .ndarray.sparse import retain
+        if out is None or row_ids is None:
+            raise MXNetError("kvstore.row_sparse_pull: out and row_ids must be given")
+        keys = list(key) if isinstance(key, (list, tuple)) else [key]
+        outs = _outs(key, out)
+        ids = [_as_list(r) for r in (row_ids if isinstance(key, (list, tuple)) else [row_ids])]
+        if len(ids) != len(keys):
+            raise MXNetError(f"kvstore.row_sparse_pull: {len(keys)} keys but row_ids for "
+                             f"{len(ids)}")
+        for k, o, rids in zip(keys, outs, ids, strict=False):
+            stored = self._stored("row_sparse_pull", k)
+            targets = _as_list(o)
+            if len(rids) == 1:
+                rids = rids * len(targets)
+            if len(rids) != len(targets):
+                raise MXNetError(f"kvstore.row_sparse_pull: {len(targets)} outputs for key "
+                                 f"{k!r} but {len(rids)} row_ids")
+            rsp = stored if stored.stype == "row_sparse" else stored.tostype("row_sparse")
+            for target, r in zip(targets, rids, strict=True):
+                if target.stype != "row_sparse":
+                    raise MXNetError(f"kvstore.row_sparse_pull: out must be row_sparse arrays, "
+                                     f"got stype {target.stype!r} for key {k!r}")
+                target[:] = retain(rsp, r)
 
     # -- optimizer -------------------------------------------------------------------------------
     def set_optimizer(self, optimizer):

@@ -193,6 +193,8 @@ class Parameter:
     def _init_impl(self, data, ctx_list):
         self._ctx_list = list(ctx_list)
         self._data = [_on_context(data.copyto(c), c) for c in self._ctx_list]
+        if self._stype != "default":  # sparse weights are held as sparse arrays
+            self._data = [_on_context(d.tostype(self._stype), d.context) for d in self._data]
         _changed()
         self._init_grad()
 
@@ -247,31 +249,45 @@ class Parameter:
         return self._check_and_get(self._data, list)[0]
 
     def row_sparse_data(self, row_id):
-        """MXNet's rows of a row_sparse parameter: sparse storage is issue 20."""
+        """The row_sparse weight on ``row_id``'s context, with (at least) the rows ``row_id``
+        brought up to date from the Trainer's kvstore."""
         self._check_row_sparse("row_sparse_data()", "a copy of Parameter", row_id)
+        out = self._check_and_get(self._data, row_id.context)
+        self._trainer._row_sparse_pull(self, out, row_id)
+        return out
 
     def list_row_sparse_data(self, row_id):
-        """MXNet's rows of a row_sparse parameter on every context: sparse storage is issue 20."""
+        """:meth:`row_sparse_data` on every context."""
         self._check_row_sparse("list_row_sparse_data()", "copies of Parameter", row_id)
+        outs = self._check_and_get(self._data, list)
+        for out in outs:
+            self._trainer._row_sparse_pull(self, out, row_id)
+        return outs
 
     def _check_row_sparse(self, method, what, row_id):
         if self._stype != "row_sparse":
             raise RuntimeError(f"Cannot return {what} '{self.name}' via {method} because its "
                                f"storage type is {self._stype}. Please use data() instead.")
-        raise NotImplementedError(f"Parameter '{self.name}'.{method}: row_sparse storage is not "
-                                  "implemented in ferrograd yet (issue 20)")
+        if self._trainer is None:
+            raise RuntimeError(f"Cannot get row_sparse data for Parameter '{self.name}' when no "
+                               "Trainer is created with it.")
 
     def grad(self, ctx=None):
         if self._data is not None and self._grad is None:
             raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' because "
                                "grad_req='null'")
-        return self._check_and_get(self._grad, ctx)
+        return self._sparse_grad(self._check_and_get(self._grad, ctx))
 
     def list_grad(self):
         if self._data is not None and self._grad is None:
             raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' because "
                                "grad_req='null'")
-        return self._check_and_get(self._grad, list)
+        return [self._sparse_grad(g) for g in self._check_and_get(self._grad, list)]
+
+    def _sparse_grad(self, g):
+        """A gradient buffer in the declared ``grad_stype`` (a view: writes reach the buffer)."""
+        from ..ndarray.sparse_storage import sparse_view
+        return sparse_view(g, self._grad_stype)
 
     def list_ctx(self):
         if self._data is None:
@@ -337,8 +353,10 @@ class Parameter:
     def var(self):
         """The symbol variable standing for this parameter (cached)."""
         if self._var is None:
+            sparse = {"stype": self._stype} if self._stype != "default" else {}
             self._var = _sym.var(self.name, shape=self.shape, dtype=self.dtype,
-                                 lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=self.init)
+                                 lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=self.init,
+                                 **sparse)
         return self._var
 
 

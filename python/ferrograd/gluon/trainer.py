@@ -137,15 +137,18 @@ class Trainer:
     def _init_kvstore(self):
         """Creates the kvstore (if any) and decides where updates run."""
         config = self._kvstore_params
-        if self._contains_sparse_weight:
-            raise ValueError(
-                "gluon.Trainer: sparse (row_sparse) weights are not supported; ferrograd arrays "
-                "are dense"
-            )
+        if self._contains_sparse_weight and config["update_on_kvstore"] is False:
+            raise ValueError("Cannot set update_on_kvstore=False when sparse weights are present")
         shaped = {p.name: p for p in self._params}
         kvstore, update_on_kvstore = _create_kvstore(config["kvstore"], len(self._contexts), shaped)
         self._distributed = _is_distributed(kvstore) if kvstore else False
-        if self._contains_sparse_grad:
+        if self._contains_sparse_weight:
+            # as MXNet: row_sparse weights live in a kvstore, even for one device
+            if kvstore is None and config["kvstore"] is not None:
+                kvstore = (config["kvstore"] if isinstance(config["kvstore"], kvs.KVStoreBase)
+                           else kvs.create(config["kvstore"]))
+            update_on_kvstore = True
+        elif self._contains_sparse_grad:
             # Gradients declared row_sparse are stored dense here; as in MXNet they are
             # updated by the trainer unless asked otherwise.
             update_on_kvstore = self._distributed
@@ -192,6 +195,13 @@ class Trainer:
                 watch({self._param2idx[p.name]: p.list_data()[0] for p in self._params_to_init
                        if p not in waiting and p.grad_req == "write"})
         self._params_to_init = waiting
+
+    def _row_sparse_pull(self, param, out, row_id):
+        """Brings the rows ``row_id`` of the row_sparse ``param`` into ``out`` from the store."""
+        self._ensure_kvstore()
+        if self._kvstore and self._update_on_kvstore:
+            idx = self._param2idx[param.name]
+            self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
 
     def _reset_kvstore(self):
         """Drops the kvstore (after new Parameter values are loaded)."""

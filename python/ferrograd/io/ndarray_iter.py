@@ -40,8 +40,7 @@ def _named_sources(data, allow_empty, default_name, what):
     named = {}
     for name, value in data.items():
         if type(value).__module__.startswith("scipy.sparse"):
-            raise NotImplementedError(f"NDArrayIter: sparse {what} '{name}' is not supported "
-                                      "(ferrograd has dense NDArrays only)")
+            value = nd.sparse.csr_matrix(value)
         if isinstance(value, NDArray) or _is_lazy_source(value):
             named[name] = value
             continue
@@ -78,6 +77,10 @@ class NDArrayIter(DataIter):
         self.batch_size = int(batch_size)
         self.data = _named_sources(data, False, data_name, "data")
         self.label = _named_sources(label, True, label_name, "label")
+        if last_batch_handle != "discard" and any(
+                v.stype == "csr" for _, v in self.data + self.label if isinstance(v, NDArray)):
+            raise NotImplementedError("NDArrayIter: csr data needs last_batch_handle='discard' "
+                                      f"(got {last_batch_handle!r}), as in MXNet")
         self.num_data = self.data[0][1].shape[self._axis]
         for name, value in self.data + self.label:
             # longer sources are fine (MXNet reads as many samples as the first data array
@@ -212,6 +215,11 @@ class NDArrayIter(DataIter):
         self.label = self._permuted(self.label)
 
     def _permuted(self, sources):
-        return [(k, v if _is_lazy_source(v) else nd.array(
-            np.take(v.asnumpy(), self.idx, axis=self._axis), v.context, dtype=v.dtype))
-            for k, v in sources]
+        out = []
+        for k, v in sources:
+            if not _is_lazy_source(v):
+                rows = np.take(v.asnumpy(), self.idx, axis=self._axis)
+                v = (nd.sparse.csr_matrix(rows, dtype=v.dtype) if v.stype == "csr"
+                     else nd.array(rows, v.context, dtype=v.dtype))
+            out.append((k, v))
+        return out

@@ -11,6 +11,8 @@ from .. import ndarray as nd
 from ..initializer import InitDesc, Uniform
 from ..io import DataDesc
 from ..model import load_checkpoint
+from ..ndarray import sparse_update
+from ..ndarray.ndarray import _STORAGE_TYPE_ID_TO_STR
 from .base_module import (
     BaseModule,
     _check_input_names,
@@ -205,6 +207,7 @@ class Module(BaseModule):
                 raise RuntimeError(f"{name} is not presented")
             if initializer is not None:
                 initializer(InitDesc(name, attrs.get(name, None)), arr)
+                sparse_update.refresh(arr)  # a sparse parameter's components follow its values
 
         for name, arr in sorted(self._arg_params.items()):
             fill(name, arr, arg_params)
@@ -263,7 +266,10 @@ class Module(BaseModule):
             # re-binding (or loaded): the executors take the values already held
             self._exec_group.set_params(self._arg_params, self._aux_params)
         else:
-            self._arg_params = {name: nd.zeros(block[0].shape, dtype=block[0].dtype)
+            stypes = {name: _STORAGE_TYPE_ID_TO_STR.get(int(a.get("__storage_type__", 0)))
+                      for name, a in self._symbol.attr_dict().items()}
+            self._arg_params = {name: nd.zeros(block[0].shape, dtype=block[0].dtype,
+                                               stype=stypes.get(name))
                                 for name, block in zip(self._param_names,
                                                        self._exec_group.param_arrays,
                                                        strict=True)}

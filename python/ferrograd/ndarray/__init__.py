@@ -36,6 +36,20 @@ from .ndarray import (  # noqa: E402
 )
 
 _methods.attach(NDArray)
+_dense_dot = dot  # noqa: F821 - from the registry
+
+
+def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None, *, out=None,
+        name=None):
+    """Matrix product (see ``nd.sparse.dot`` for csr/row_sparse operands and their result
+    storage); dense operands go straight to the native op."""
+    if isinstance(lhs, sparse.BaseSparseNDArray) or isinstance(rhs, sparse.BaseSparseNDArray):
+        res = sparse.dot(lhs, rhs, transpose_a, transpose_b, forward_stype)
+        return _into(out, res, "dot") if out is not None else res
+    return _dense_dot(lhs, rhs, transpose_a, transpose_b, forward_stype, out=out, name=name)
+
+
+dot.__doc__ = _dense_dot.__doc__
 
 
 def _dtype(dtype, default="float32"):
@@ -80,6 +94,8 @@ def array(source_array, ctx=None, dtype=None):
     or float64 NumPy array becomes float32), and keeps the dtype of a source NDArray.
     """
     _ctx(ctx)
+    if isinstance(source_array, sparse.BaseSparseNDArray) or sparse._is_scipy_sparse(source_array):
+        return sparse.array(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, NDArray) and dtype is None:
         dtype = source_array.dtype
     try:
@@ -97,14 +113,16 @@ def array(source_array, ctx=None, dtype=None):
 
 
 def _sparse_check(stype, op):
-    if stype not in (None, "default"):
-        raise MXNetError(
-            f"{op}: storage type {stype!r} is not supported; ferrograd arrays are dense")
+    """Whether ``stype`` asks for sparse storage (an unknown one raises MXNetError)."""
+    from .sparse_storage import check_stype
+    return stype is not None and check_stype(stype, op) != "default"
 
 
-def empty(shape, ctx=None, dtype=None):
+def empty(shape, ctx=None, dtype=None, stype=None):
     """An array of ``shape`` (filled with zeros: ferrograd never hands out uninitialised memory)."""
     _ctx(ctx)
+    if _sparse_check(stype, "empty"):
+        return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
     return _placed(_ferrograd._full(_shape_arg(shape, "empty"), 0.0, _dtype(dtype)), ctx)
 
 
@@ -136,7 +154,8 @@ def _into(out, res, op):
 def zeros(shape, ctx=None, dtype=None, stype=None, out=None, **kwargs):
     """An array of zeros (float32 unless ``dtype`` is given); written into ``out`` when given."""
     _ctx(ctx)
-    _sparse_check(stype, "zeros")
+    if _sparse_check(stype, "zeros"):
+        return _into(out, sparse.zeros(stype, shape, ctx=ctx, dtype=dtype), "zeros")
     res = _ferrograd._full(_known_shape(shape, "zeros"), 0.0, _dtype(dtype))
     return _into(out, _placed(res, ctx), "zeros")
 

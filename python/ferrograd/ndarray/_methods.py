@@ -6,16 +6,9 @@ from . import _interop
 
 
 def tostype(self, stype):
-    """A copy with storage type ``stype``. Only ``'default'`` (dense) exists in ferrograd;
-    ``'csr'`` and ``'row_sparse'`` raise :class:`NotImplementedError`."""
-    if stype == "default":
-        return self.copy()
-    if stype in ("csr", "row_sparse"):
-        raise NotImplementedError(
-            f"tostype: sparse storage ({stype!r}) is not yet supported; ferrograd arrays are "
-            "dense ('default')")
-    raise ValueError_(f"tostype: unknown storage type {stype!r}; expected 'default', 'csr' or "
-                      "'row_sparse'")
+    """A copy with storage type ``stype``: 'default' (dense), 'csr' (2-D only) or 'row_sparse'."""
+    from .sparse_storage import from_dense
+    return from_dense(self, stype, "tostype")
 
 
 def to_dlpack_for_read(self):
@@ -104,4 +97,6 @@ def attach(cls):
     cls.to_dlpack_for_read = to_dlpack_for_read
     cls.to_dlpack_for_write = to_dlpack_for_write
     cls._basic_indexing_slice_is_contiguous = staticmethod(_basic_indexing_slice_is_contiguous)
+    from . import sparse_grad
+    sparse_grad.attach(cls)
     return cls

@@ -217,6 +217,14 @@ class Optimizer:
             for i, w, g, s in zip(index, weight, grad, state, strict=False):
                 self.update_multi_precision(i, w, g, s)
             return
+        from ..ndarray import sparse_update
+        if sparse_update.is_lazy(self, grad):  # a row_sparse gradient: update its rows only
+            sparse_update.lazy_update(self, index, weight, grad, state, self._update_dense)
+            return
+        self._update_dense(index, weight, grad, state)
+        sparse_update.refresh(weight)
+
+    def _update_dense(self, index, weight, grad, state):
         if self.multi_precision and _is_fp16(weight):
             master, inner = state[0], state[1]
             self.update(index, master, grad.astype(np.float32), inner)

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from .. import ndarray as nd
+from ..ndarray import sparse_update
 from .optimizer import Optimizer, fused, register, zeros_like
 
 __all__ = ["SGD", "ccSGD", "NAG", "Signum", "LARS", "DCASGD", "SGLD", "Test"]
@@ -18,7 +19,7 @@ def _clip(grad, clip_gradient):
 class SGD(Optimizer):
     """SGD with optional momentum: ``mom = momentum*mom - lr*(grad + wd*weight)``,
     ``weight += mom`` (``sgd_update``/``sgd_mom_update``; the ``mp_`` ops for float16 weights
-    with ``multi_precision``). ``lazy_update`` is accepted (gradients are dense)."""
+    with ``multi_precision``). With ``lazy_update`` a row_sparse gradient updates only its rows."""
 
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(**kwargs)
@@ -56,10 +57,14 @@ class SGD(Optimizer):
         if isinstance(index, (list, tuple)):
             for i, w, g, s in zip(index, weight, grad, state, strict=False):
                 self.update_multi_precision(i, w, g, s)
+        elif sparse_update.is_lazy(self, grad):  # a row_sparse gradient: update its rows only
+            sparse_update.lazy_update(self, index, weight, grad, state,
+                                      self.update_multi_precision)
         elif self.multi_precision and weight.dtype == np.float16:
             self._step(index, weight, grad, state[0], master=state[1])
         else:
             self._step(index, weight, grad, state)
+            sparse_update.refresh(weight)
 
 
 @register

@@ -635,6 +635,16 @@ def _sample_unique_zipfian(
 def _shuffle(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _sparse_dot_csr(
+    data: Symbol | None = ..., indices: Symbol | None = ..., indptr: Symbol | None = ...,
+    rhs: Symbol | None = ..., *, num_cols: int, transpose_a: bool = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _sparse_dot_dense_csr(
+    lhs: Symbol | None = ..., data: Symbol | None = ..., indices: Symbol | None = ...,
+    indptr: Symbol | None = ..., *, num_cols: int, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _sub(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,

@@ -54,6 +54,7 @@ pub mod sampling;
 pub mod sampling_dists;
 pub mod select;
 pub mod slice;
+pub mod sparse_dot;
 pub mod unary;
 
 use std::sync::Arc;

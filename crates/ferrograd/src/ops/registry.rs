@@ -35,6 +35,7 @@ const MODULES: &[&[OpDef]] = &[
     super::sampling_dists::DEFS,
     super::pdf::DEFS,
     super::linalg::DEFS,
+    super::sparse_dot::DEFS,
     super::nn::activation::DEFS,
     super::nn::act_grad::DEFS,
     super::nn::softmax::DEFS,

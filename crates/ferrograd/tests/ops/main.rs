@@ -24,6 +24,7 @@ mod pool_cases;
 mod registry;
 mod sampling_dists_cases;
 mod shape_more_cases;
+mod sparse_dot_cases;
 mod table;
 
 macro_rules! family_tests {

@@ -10,6 +10,7 @@ use crate::optim_cases as op;
 use crate::ordering_cases as oc;
 use crate::sampling_dists_cases as sd;
 use crate::shape_more_cases as sm;
+use crate::sparse_dot_cases as sdot;
 use crate::{
     conv_cases as cc, forward_elem as fe, forward_indexing as fi, forward_reduce as fr, forward_shape as fs,
     grad as gr, norm_cases as nc, pool_cases as pc,
@@ -126,6 +127,9 @@ fn randint_p() -> Params {
 }
 fn clip_p() -> Params {
     vec![("a_min", float(-1.0)), ("a_max", float(1.0))]
+}
+fn num_cols_p() -> Params {
+    vec![("num_cols", int(3))]
 }
 fn full_p() -> Params {
     vec![("value", float(2.0))]
@@ -355,6 +359,8 @@ table! {
     "_ones" => shape_more, none, cg::graph_ops, NONDIFF;
     "_full" => shape_more, full_p, cg::graph_ops, NONDIFF;
     "_linalg_gelqf" => matmul, none, cg::gelqf, Some(cg::gelqf_grad);
+    "_sparse_dot_csr" => matmul, num_cols_p, sdot::csr_dense, NONDIFF;
+    "_sparse_dot_dense_csr" => matmul, num_cols_p, sdot::dense_csr, NONDIFF;
     "_random_pdf_uniform" => ordering, none, cg::pdf, Some(cg::pdf_grad);
     "_random_pdf_normal" => ordering, none, cg::pdf, Some(cg::pdf_grad);
     "_random_pdf_gamma" => ordering, none, cg::pdf, Some(cg::pdf_grad);

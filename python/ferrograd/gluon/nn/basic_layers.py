@@ -132,18 +132,17 @@ class Dropout(HybridBlock):
 
 
 class Embedding(HybridBlock):
-    """Looks up rows of ``weight`` (``input_dim x output_dim``) by integer index."""
+    """Looks up rows of ``weight`` (``input_dim x output_dim``) by integer index; with
+    ``sparse_grad`` the weight's gradient is row_sparse (the rows looked up)."""
 
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
                  sparse_grad=False, **kwargs):
         super().__init__(**kwargs)
-        if sparse_grad:
-            raise MXNetError("Embedding: sparse_grad=True needs row_sparse gradients, which "
-                             "ferrograd does not have; use sparse_grad=False")
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim),
                                       init=weight_initializer, dtype=dtype,
-                                      allow_deferred_init=True)
+                                      allow_deferred_init=True,
+                                      grad_stype="row_sparse" if sparse_grad else "default")
 
     def hybrid_forward(self, F, x, weight):
         return F.Embedding(x, weight, name="fwd", **self._kwargs)

@@ -452,7 +452,8 @@ pub struct EmbeddingParams {
     /// Dtype of weight.
     #[param(default = EmbeddingDType::Float32)]
     pub dtype: EmbeddingDType,
-    /// Row-sparse gradient (only False is supported).
+    /// Row-sparse gradient: the values are the same; the storage type of weight's gradient
+    /// (`attach_grad(stype=...)`, a Parameter's `grad_stype`) makes it row_sparse.
     #[param(default = false)]
     pub sparse_grad: bool,
 }
@@ -480,9 +481,6 @@ fn build_linalg_gemm2(a: &Attrs) -> Result<OpRef> {
 
 fn build_embedding(a: &Attrs) -> Result<OpRef> {
     let p = EmbeddingParams::parse(a)?;
-    if p.sparse_grad {
-        return Err(Error::Value("Embedding: sparse_grad=True is not supported".into()));
-    }
     Ok(Arc::new(Embedding {
         input_dim: non_negative(&a.op, "input_dim", p.input_dim)?,
         output_dim: non_negative(&a.op, "output_dim", p.output_dim)?,
