@@ -28,6 +28,7 @@ from . import (
            operator,
            optimizer,
            recordio,
+           rnn,  # noqa: F401 - mx.rnn
            runtime,
            symbol,
            test_utils,

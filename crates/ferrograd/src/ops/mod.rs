@@ -42,6 +42,7 @@ pub mod partial;
 pub mod pdf;
 pub mod reduce;
 pub mod registry;
+pub mod rnn;
 pub mod sampling;
 pub mod sampling_dists;
 pub mod shape;
