@@ -257,7 +257,9 @@ def _backward_Pooling(
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _backward_RNN(
-    *data: NDArray, state_size: int, num_layers: int, bidirectional: bool = ...,
+    data: NDArray, parameters: NDArray, state: NDArray, reserve: NDArray, ograd: NDArray,
+    ograd_state: NDArray, state_cell: NDArray | None = ..., ograd_state_cell: NDArray | None = ...,
+    *, state_size: int, num_layers: int, bidirectional: bool = ...,
     mode: Literal['gru', 'lstm', 'rnn_relu', 'rnn_tanh'], p: float = ...,
     state_outputs: bool = ..., projection_size: int | None = ...,
     lstm_state_clip_min: float | None = ..., lstm_state_clip_max: float | None = ...,

@@ -281,7 +281,10 @@ def _backward_Pooling(
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _backward_RNN(
-    *data: Symbol, state_size: int, num_layers: int, bidirectional: bool = ...,
+    data: Symbol | None = ..., parameters: Symbol | None = ..., state: Symbol | None = ...,
+    reserve: Symbol | None = ..., ograd: Symbol | None = ..., ograd_state: Symbol | None = ...,
+    state_cell: Symbol | None = ..., ograd_state_cell: Symbol | None = ..., *, state_size: int,
+    num_layers: int, bidirectional: bool = ...,
     mode: Literal['gru', 'lstm', 'rnn_relu', 'rnn_tanh'], p: float = ...,
     state_outputs: bool = ..., projection_size: int | None = ...,
     lstm_state_clip_min: float | None = ..., lstm_state_clip_max: float | None = ...,

@@ -69,8 +69,9 @@ pub struct RnnParams {
 const ARGS: &[&str] = &["data", "parameters", "state"];
 const ARGS_LSTM: &[&str] = &["data", "parameters", "state", "state_cell"];
 const BACK_ARGS: &[&str] = &["data", "parameters", "state", "reserve", "ograd", "ograd_state"];
+// LSTM's extra inputs come last so that one declaration (trailing optional inputs) serves all modes.
 const BACK_ARGS_LSTM: &[&str] =
-    &["data", "parameters", "state", "state_cell", "reserve", "ograd", "ograd_state", "ograd_state_cell"];
+    &["data", "parameters", "state", "reserve", "ograd", "ograd_state", "state_cell", "ograd_state_cell"];
 
 /// The validated configuration shared by `RNN` and `_backward_RNN`.
 #[derive(Clone, Debug, PartialEq)]
@@ -326,28 +327,27 @@ impl Op for Rnn {
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
         let lstm = self.cfg.is_lstm();
-        let mut ins: Vec<Val> = inputs[..if lstm { 4 } else { 3 }].to_vec();
+        let mut ins: Vec<Val> = inputs[..3].to_vec();
         ins.push(outputs[self.visible()]);
         ins.push(og[0]);
-        if self.cfg.params.state_outputs {
-            ins.push(og[1]);
-            if lstm {
-                ins.push(og[2]);
-            }
+        let (dhy, dcy) = if self.cfg.params.state_outputs {
+            (og[1], if lstm { Some(og[2]) } else { None })
         } else {
             let z = g.zeros_like(inputs[2])?;
-            ins.push(z);
-            if lstm {
-                ins.push(z);
-            }
+            (z, Some(z))
+        };
+        ins.push(dhy);
+        if lstm {
+            ins.push(inputs[3]);
+            ins.extend(dcy);
         }
         let grads = g.apply(Arc::new(RnnBackward { cfg: self.cfg.clone() }), &ins)?;
         Ok(grads.into_iter().map(Some).collect())
     }
 }
 
-/// `_backward_RNN(data, parameters, state, [state_cell], reserve, ograd, ograd_state,
-/// [ograd_state_cell])` → gradients of data, parameters, state and (LSTM) state_cell.
+/// `_backward_RNN(data, parameters, state, reserve, ograd, ograd_state, [state_cell,
+/// ograd_state_cell])` → gradients of data, parameters, state and (LSTM) state_cell.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RnnBackward {
     pub cfg: RnnConfig,
@@ -375,41 +375,47 @@ impl Op for RnnBackward {
         self.cfg.attrs()
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        let (dims, dt) = self.cfg.check(self.name(), self.arg_names(), inputs)?;
-        let ns = if self.cfg.is_lstm() { 2 } else { 1 };
+        let lstm = self.cfg.is_lstm();
+        // The forward's inputs, in the forward's order, get the forward's checks.
+        let mut fwd: Vec<Meta> = inputs[..3].to_vec();
+        if lstm {
+            fwd.push(inputs[6].clone());
+        }
+        let (dims, dt) = self.cfg.check(self.name(), if lstm { ARGS_LSTM } else { ARGS }, &fwd)?;
+        check_float(self.name(), self.arg_names(), inputs)?;
         let data = &inputs[0].shape;
-        let expect = [
-            vec![dims.reserve_size()],
-            vec![data[0], data[1], self.cfg.dirs * self.cfg.hidden],
-            self.cfg.state_shape(data),
-            self.cfg.state_shape(data),
+        let mut expect = vec![
+            (3, vec![dims.reserve_size()]),
+            (4, vec![data[0], data[1], self.cfg.dirs * self.cfg.hidden]),
+            (5, self.cfg.state_shape(data)),
         ];
-        for (i, want) in expect.iter().take(3 + ns - 1).enumerate() {
-            let k = 2 + ns + i;
+        if lstm {
+            expect.push((7, self.cfg.state_shape(data)));
+        }
+        for (k, want) in expect {
             if inputs[k].shape.as_slice() != want.as_slice() {
                 return Err(Error::Shape(format!(
                     "{}: {} has shape {}, expected {}",
                     self.name(),
                     self.arg_names()[k],
                     fmt_shape(&inputs[k].shape),
-                    fmt_shape(want)
+                    fmt_shape(&want)
                 )));
             }
         }
-        Ok(inputs[..2 + ns].iter().map(|m| Meta::new(&m.shape, dt)).collect())
+        Ok(fwd.iter().map(|m| Meta::new(&m.shape, dt)).collect())
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let metas: Vec<Meta> = inputs.iter().map(|a| Meta::new(a.shape(), a.dtype())).collect();
-        self.infer(&metas)?;
-        let (dims, dt) = self.cfg.check(self.name(), self.arg_names(), &metas)?;
         let lstm = self.cfg.is_lstm();
+        let dt = self.infer(&metas)?[0].dtype;
+        let dims = self.cfg.dims(&metas[0].shape, self.cfg.params.p > 0.0 && self.cfg.layers > 1);
         let ins: Vec<Contig> = inputs.iter().map(Contig::new).collect();
         let n_state = dims.layers * dims.dirs * dims.batch * dims.hidden;
         let (dx_out, rest) = outputs.split_at_mut(1);
         let (dw_out, states) = rest.split_at_mut(1);
         float_kernel!(self.name(), dt, T => {
-            let (c0, at) = if lstm { (Some(ins[3].get::<T>()), 4) } else { (None, 3) };
-            let dcy = if lstm { Some(ins[at + 3].get::<T>()) } else { None };
+            let (c0, dcy) = if lstm { (Some(ins[6].get::<T>()), Some(ins[7].get::<T>())) } else { (None, None) };
             let mut dh0 = vec![0.0 as T; n_state];
             let mut dc0 = vec![0.0 as T; if lstm { n_state } else { 0 }];
             dx_out[0].write_out::<T, _>(|dx| {
@@ -420,9 +426,9 @@ impl Op for RnnBackward {
                         ins[1].get(),
                         ins[2].get(),
                         c0,
-                        ins[at].get(),
-                        ins[at + 1].get(),
-                        Some(ins[at + 2].get()),
+                        ins[3].get(),
+                        ins[4].get(),
+                        Some(ins[5].get()),
                         dcy,
                         dx,
                         dw,
@@ -472,7 +478,7 @@ pub const DEFS: &[OpDef] = &[
     OpDef {
         name: "_backward_RNN",
         aliases: &[],
-        args: &["*data"],
+        args: &["data", "parameters", "state", "reserve", "ograd", "ograd_state", "state_cell?", "ograd_state_cell?"],
         doc: "Backpropagation through time of RNN from its inputs, reserve and output gradients.",
         params: RnnParams::schema,
         build: build_rnn_backward,
