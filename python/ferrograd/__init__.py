@@ -29,6 +29,7 @@ from . import (
            optimizer,
            profiler,
            recordio,
+           rnn,  # noqa: F401 - mx.rnn
            runtime,
            symbol,
            test_utils,

@@ -11,6 +11,7 @@ pub mod matmul;
 pub mod par;
 pub mod reduce;
 pub mod reference;
+pub mod rnn;
 pub mod simd;
 pub mod special;
 pub mod unary_binary;

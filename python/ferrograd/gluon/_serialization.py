@@ -96,6 +96,9 @@ def load_into(params, loaded, filename, ctx, allow_missing, ignore_extra, cast_d
 
 def collect_with_prefix(block, prefix=""):
     """name -> Parameter keyed by attribute path (``0.weight``) as ``save_parameters`` writes."""
+    custom = getattr(block, "_collect_params_with_prefix", None)
+    if custom is not None:  # a block with its own file keys (gluon.rnn's fused layers)
+        return custom(prefix)
     if prefix:
         prefix += "."
     out = {prefix + key: p for key, p in block._reg_params.items()}

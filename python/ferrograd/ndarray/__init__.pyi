@@ -125,6 +125,15 @@ def Pooling(
     layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC', 'NWC'] | None = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def RNN(
+    data: NDArray, parameters: NDArray, state: NDArray, state_cell: NDArray | None = ..., *,
+    state_size: int, num_layers: int, bidirectional: bool = ...,
+    mode: Literal['gru', 'lstm', 'rnn_relu', 'rnn_tanh'], p: float = ...,
+    state_outputs: bool = ..., projection_size: int | None = ...,
+    lstm_state_clip_min: float | None = ..., lstm_state_clip_max: float | None = ...,
+    lstm_state_clip_nan: bool = ..., use_sequence_length: bool = ..., out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def Reshape(
     data: NDArray, shape: tuple[int, ...], reverse: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
@@ -250,6 +259,16 @@ def _backward_Pooling(
     count_include_pad: bool | None = ...,
     layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC', 'NWC'] | None = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _backward_RNN(
+    data: NDArray, parameters: NDArray, state: NDArray, reserve: NDArray, ograd: NDArray,
+    ograd_state: NDArray, state_cell: NDArray | None = ..., ograd_state_cell: NDArray | None = ...,
+    *, state_size: int, num_layers: int, bidirectional: bool = ...,
+    mode: Literal['gru', 'lstm', 'rnn_relu', 'rnn_tanh'], p: float = ...,
+    state_outputs: bool = ..., projection_size: int | None = ...,
+    lstm_state_clip_min: float | None = ..., lstm_state_clip_max: float | None = ...,
+    lstm_state_clip_nan: bool = ..., use_sequence_length: bool = ..., out: NDArray | None = ...,
+    name: str | None = ...,
 ) -> Any: ...
 def _backward_SoftmaxOutput(
     output: NDArray, label: NDArray, grad_scale: float = ..., ignore_label: float = ...,

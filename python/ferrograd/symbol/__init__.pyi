@@ -128,6 +128,15 @@ def Pooling(
     layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC', 'NWC'] | None = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def RNN(
+    data: Symbol | None = ..., parameters: Symbol | None = ..., state: Symbol | None = ...,
+    state_cell: Symbol | None = ..., *, state_size: int, num_layers: int,
+    bidirectional: bool = ..., mode: Literal['gru', 'lstm', 'rnn_relu', 'rnn_tanh'],
+    p: float = ..., state_outputs: bool = ..., projection_size: int | None = ...,
+    lstm_state_clip_min: float | None = ..., lstm_state_clip_max: float | None = ...,
+    lstm_state_clip_nan: bool = ..., use_sequence_length: bool = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def Reshape(
     data: Symbol | None = ..., *, shape: tuple[int, ...], reverse: bool = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -270,6 +279,17 @@ def _backward_Pooling(
     count_include_pad: bool | None = ...,
     layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC', 'NWC'] | None = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _backward_RNN(
+    data: Symbol | None = ..., parameters: Symbol | None = ..., state: Symbol | None = ...,
+    reserve: Symbol | None = ..., ograd: Symbol | None = ..., ograd_state: Symbol | None = ...,
+    state_cell: Symbol | None = ..., ograd_state_cell: Symbol | None = ..., *, state_size: int,
+    num_layers: int, bidirectional: bool = ...,
+    mode: Literal['gru', 'lstm', 'rnn_relu', 'rnn_tanh'], p: float = ...,
+    state_outputs: bool = ..., projection_size: int | None = ...,
+    lstm_state_clip_min: float | None = ..., lstm_state_clip_max: float | None = ...,
+    lstm_state_clip_nan: bool = ..., use_sequence_length: bool = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _backward_SoftmaxOutput(
     output: Symbol | None = ..., label: Symbol | None = ..., grad_scale: float = ...,

@@ -50,6 +50,7 @@ pub mod pick;
 pub mod reduce;
 pub mod registry;
 pub mod repeat;
+pub mod rnn;
 pub mod sampling;
 pub mod sampling_dists;
 pub mod select;

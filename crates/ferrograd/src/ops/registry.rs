@@ -48,6 +48,7 @@ const MODULES: &[&[OpDef]] = &[
     super::conv::upsampling::DEFS,
     super::conv::l2norm::DEFS,
     super::optim::DEFS,
+    super::rnn::DEFS,
 ];
 
 /// Every registered op, each once.

@@ -22,6 +22,7 @@ mod optim_cases;
 mod ordering_cases;
 mod pool_cases;
 mod registry;
+mod rnn_cases;
 mod sampling_dists_cases;
 mod shape_more_cases;
 mod sparse_dot_cases;

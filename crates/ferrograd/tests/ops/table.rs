@@ -8,6 +8,7 @@ use crate::compat_cases as cg;
 use crate::elem_extra_cases as ee;
 use crate::optim_cases as op;
 use crate::ordering_cases as oc;
+use crate::rnn_cases as rc;
 use crate::sampling_dists_cases as sd;
 use crate::shape_more_cases as sm;
 use crate::sparse_dot_cases as sdot;
@@ -74,6 +75,9 @@ fn take_grad_p() -> Params {
 }
 fn conv_p() -> Params {
     vec![("kernel", tuple(&[3, 3])), ("num_filter", int(2))]
+}
+fn rnn_p() -> Params {
+    vec![("state_size", int(2)), ("num_layers", int(1)), ("mode", string("lstm"))]
 }
 fn pool_p() -> Params {
     vec![("kernel", tuple(&[2, 2])), ("pool_type", string("max"))]
@@ -381,6 +385,8 @@ table! {
     "UpSampling" => conv, upsampling_p, pc::upsampling, Some(pc::upsampling_grad);
     "L2Normalization" => conv, none, nc::l2_normalization, Some(nc::l2_normalization_grad);
     "Deconvolution" => conv, conv_p, cc::deconvolution, Some(cc::deconvolution_grad);
+    "RNN" => nn, rnn_p, rc::rnn, Some(rc::rnn_grad);
+    "_backward_RNN" => nn, rnn_p, rc::rnn_backward, NONDIFF;
     "FullyConnected" => nn, fc_p, nn::fully_connected, Some(nn::fully_connected_grad);
     "linalg_gemm2" => nn, none, nn::linalg_gemm2, Some(nn::linalg_gemm2_grad);
     "Embedding" => nn, emb_p, nn::embedding, Some(nn::embedding_grad);

@@ -1,0 +1,511 @@
+//! Fused recurrent layers (MXNet's `RNN` operator): vanilla ReLU/tanh RNN, LSTM and GRU, stacked
+//! and optionally bidirectional, forward and backward through time.
+//!
+//! Layout is MXNet's: data `(T, N, I)`, states `(L·D, N, H)`, and one flat parameter vector
+//! holding every layer/direction's `W_i2h (G·H × in)` and `W_h2h (G·H × H)`, then every layer/
+//! direction's `b_i2h` and `b_h2h` (`G·H` each). Gate order: LSTM `i, f, g, o`; GRU `r, z, n` with
+//! `n = tanh(x·W_in + b_in + r ⊙ (h·W_hn + b_hn))` and `h' = (1 − z) ⊙ n + z ⊙ h`.
+//!
+//! The input projections of all time steps are one GEMM per layer and direction; only the
+//! recurrent `h·W_h2hᵀ` product runs per step. The forward keeps in a *reserve* buffer what the
+//! backward needs (each layer's output sequence, activated gates, LSTM cells, GRU `h·W_hn + b_hn`,
+//! dropout masks between layers), so the backward never recomputes the forward.
+
+use std::ops::{Add, Mul, Neg, Sub};
+
+use crate::matmul::{gemm, GemmElement};
+use crate::vmath;
+
+/// The recurrence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Relu,
+    Tanh,
+    Lstm,
+    Gru,
+}
+
+impl Mode {
+    /// Gates per hidden unit.
+    pub fn gates(self) -> usize {
+        match self {
+            Mode::Relu | Mode::Tanh => 1,
+            Mode::Lstm => 4,
+            Mode::Gru => 3,
+        }
+    }
+}
+
+/// Float types the recurrent kernels run on.
+pub trait RnnFloat:
+    GemmElement + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Neg<Output = Self>
+{
+    fn sigmoid(self) -> Self;
+    fn tanh(self) -> Self;
+}
+
+impl RnnFloat for f32 {
+    #[inline(always)]
+    fn sigmoid(self) -> f32 {
+        vmath::sigmoid_f32(self)
+    }
+    #[inline(always)]
+    fn tanh(self) -> f32 {
+        vmath::tanh_f32(self)
+    }
+}
+
+impl RnnFloat for f64 {
+    #[inline(always)]
+    fn sigmoid(self) -> f64 {
+        1.0 / (1.0 + (-self).exp())
+    }
+    #[inline(always)]
+    fn tanh(self) -> f64 {
+        f64::tanh(self)
+    }
+}
+
+/// The problem's sizes; every buffer size and offset derives from them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dims {
+    pub mode: Mode,
+    pub seq: usize,
+    pub batch: usize,
+    pub input: usize,
+    pub hidden: usize,
+    pub layers: usize,
+    pub dirs: usize,
+    /// Dropout between layers is active (its masks are in the reserve).
+    pub dropout: bool,
+    /// LSTM cell clipping bounds (applied after each cell update).
+    pub clip: Option<(f64, f64)>,
+}
+
+impl Dims {
+    fn gh(&self) -> usize {
+        self.mode.gates() * self.hidden
+    }
+    /// Input width of layer `l`.
+    pub fn layer_input(&self, l: usize) -> usize {
+        if l == 0 {
+            self.input
+        } else {
+            self.dirs * self.hidden
+        }
+    }
+    /// Length of the flat parameter vector.
+    pub fn param_size(&self) -> usize {
+        (0..self.layers).map(|l| self.dirs * self.gh() * (self.layer_input(l) + self.hidden + 2)).sum()
+    }
+    /// Offsets of `(W_i2h, W_h2h, b_i2h, b_h2h)` of layer `l`, direction `d`.
+    fn param_offsets(&self, l: usize, d: usize) -> (usize, usize, usize, usize) {
+        let gh = self.gh();
+        let mut w = 0;
+        for ll in 0..l {
+            w += self.dirs * gh * (self.layer_input(ll) + self.hidden);
+        }
+        w += d * gh * (self.layer_input(l) + self.hidden);
+        let weights: usize = (0..self.layers).map(|ll| self.dirs * gh * (self.layer_input(ll) + self.hidden)).sum();
+        let b = weights + (l * self.dirs + d) * 2 * gh;
+        (w, w + gh * self.layer_input(l), b, b + gh)
+    }
+    fn seq_len(&self) -> usize {
+        self.seq * self.batch * self.dirs * self.hidden
+    }
+    fn per_dir(&self) -> usize {
+        let th = self.seq * self.batch * self.hidden;
+        self.seq * self.batch * self.gh() + if matches!(self.mode, Mode::Lstm | Mode::Gru) { th } else { 0 }
+    }
+    fn per_layer(&self, l: usize) -> usize {
+        let drop = if self.dropout && l + 1 < self.layers { 2 * self.seq_len() } else { 0 };
+        self.seq_len() + drop + self.dirs * self.per_dir()
+    }
+    /// Length of the reserve buffer written by [`forward`] and read by [`backward`].
+    pub fn reserve_size(&self) -> usize {
+        (0..self.layers).map(|l| self.per_layer(l)).sum()
+    }
+    /// Number of dropout mask elements (one mask per layer but the last).
+    pub fn mask_size(&self) -> usize {
+        self.layers.saturating_sub(1) * self.seq_len()
+    }
+    fn layer_start(&self, l: usize) -> usize {
+        (0..l).map(|ll| self.per_layer(ll)).sum()
+    }
+}
+
+/// One layer's regions of the reserve: `y` (the layer's outputs, `(T, N, D·H)`), with dropout the
+/// `mask` and the masked `next` input, then per direction the gates and the LSTM cells or GRU
+/// `h·W_hn + b_hn`.
+struct LayerRes {
+    y: std::ops::Range<usize>,
+    drop: Option<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    gates: Vec<std::ops::Range<usize>>,
+    extra: Vec<std::ops::Range<usize>>,
+}
+
+fn layer_res(d: &Dims, l: usize) -> LayerRes {
+    let mut at = d.layer_start(l);
+    let mut take = |n: usize| {
+        at += n;
+        at - n..at
+    };
+    let y = take(d.seq_len());
+    let drop = (d.dropout && l + 1 < d.layers).then(|| (take(d.seq_len()), take(d.seq_len())));
+    let (mut gates, mut extra) = (Vec::new(), Vec::new());
+    let th = d.seq * d.batch * d.hidden;
+    for _ in 0..d.dirs {
+        gates.push(take(d.seq * d.batch * d.gh()));
+        extra.push(take(if matches!(d.mode, Mode::Lstm | Mode::Gru) { th } else { 0 }));
+    }
+    LayerRes { y, drop, gates, extra }
+}
+
+/// Time step processed at position `k` of direction `dir`.
+fn time(d: &Dims, dir: usize, k: usize) -> usize {
+    if dir == 0 {
+        k
+    } else {
+        d.seq - 1 - k
+    }
+}
+
+/// Forward pass. `x`: `(T, N, I)`; `w`: flat parameters; `h0`/`c0`: `(L·D, N, H)` (`c0` for LSTM);
+/// `masks`: dropout masks, already scaled, `mask_size()` elements when `dims.dropout`.
+/// Writes `y` `(T, N, D·H)`, `hy`/`cy` `(L·D, N, H)` and the reserve.
+#[allow(clippy::too_many_arguments)]
+pub fn forward<T: RnnFloat>(
+    d: &Dims,
+    x: &[T],
+    w: &[T],
+    h0: &[T],
+    c0: Option<&[T]>,
+    masks: Option<&[T]>,
+    y: &mut [T],
+    hy: &mut [T],
+    cy: &mut [T],
+    reserve: &mut [T],
+) {
+    let (n, h, gh, dh) = (d.batch, d.hidden, d.gh(), d.dirs * d.hidden);
+    let mut gi = vec![T::zero(); d.seq * n * gh];
+    let mut step = vec![T::zero(); n * gh];
+    let mut c_prev = vec![T::zero(); n * h];
+    for l in 0..d.layers {
+        let lr = layer_res(d, l);
+        let inp = d.layer_input(l);
+        // The layer's input: the data, or the previous layer's (dropped-out) output.
+        let (input, res): (&[T], &mut [T]) = if l == 0 {
+            (x, reserve)
+        } else {
+            let prev = layer_res(d, l - 1);
+            let src = prev.drop.as_ref().map_or(prev.y.clone(), |(_, next)| next.clone());
+            let (before, after) = reserve.split_at_mut(lr.y.start);
+            (&before[src], after)
+        };
+        let base = lr.y.start;
+        for dir in 0..d.dirs {
+            let (wi, wh, bi, bh) = d.param_offsets(l, dir);
+            // All time steps' input projections at once: gi = X · W_i2hᵀ + b_i2h.
+            gemm(d.seq * n, gh, inp, input, (0, inp as isize, 1), w, (wi, 1, inp as isize), &mut gi, false);
+            for row in gi.chunks_exact_mut(gh) {
+                for (g, &b) in row.iter_mut().zip(&w[bi..bi + gh]) {
+                    *g = *g + b;
+                }
+            }
+            let s = l * d.dirs + dir;
+            if let Some(c0) = c0 {
+                c_prev.copy_from_slice(&c0[s * n * h..(s + 1) * n * h]);
+            }
+            for k in 0..d.seq {
+                let t = time(d, dir, k);
+                // step = h_prev · W_h2hᵀ + b_h2h (h_prev from h0 or this layer's outputs).
+                let (hp, hp_view) = if k == 0 {
+                    (h0, (s * n * h, h as isize, 1))
+                } else {
+                    let tp = time(d, dir, k - 1);
+                    (&*res, (lr.y.start - base + tp * n * dh + dir * h, dh as isize, 1))
+                };
+                gemm(n, gh, h, hp, hp_view, w, (wh, 1, h as isize), &mut step, false);
+                let g_at = lr.gates[dir].start - base + t * n * gh;
+                let e_at = lr.extra[dir].start - base + t * n * h;
+                let y_at = lr.y.start - base + t * n * dh + dir * h;
+                for b in 0..n {
+                    let gi_row = &gi[(t * n + b) * gh..(t * n + b + 1) * gh];
+                    let st = &mut step[b * gh..(b + 1) * gh];
+                    for (v, &bb) in st.iter_mut().zip(&w[bh..bh + gh]) {
+                        *v = *v + bb;
+                    }
+                    for j in 0..h {
+                        let hn = match d.mode {
+                            Mode::Relu | Mode::Tanh => {
+                                let a = gi_row[j] + st[j];
+                                let v = if d.mode == Mode::Tanh {
+                                    a.tanh()
+                                } else if a > T::zero() {
+                                    a
+                                } else {
+                                    T::zero()
+                                };
+                                res[g_at + b * gh + j] = v;
+                                v
+                            }
+                            Mode::Lstm => {
+                                let i = (gi_row[j] + st[j]).sigmoid();
+                                let f = (gi_row[h + j] + st[h + j]).sigmoid();
+                                let g = (gi_row[2 * h + j] + st[2 * h + j]).tanh();
+                                let o = (gi_row[3 * h + j] + st[3 * h + j]).sigmoid();
+                                let gr = &mut res[g_at + b * gh..];
+                                (gr[j], gr[h + j], gr[2 * h + j], gr[3 * h + j]) = (i, f, g, o);
+                                let mut c = f * c_prev[b * h + j] + i * g;
+                                if let Some((lo, hi)) = d.clip {
+                                    c = T::from_f64(c.to_f64().clamp(lo, hi));
+                                }
+                                c_prev[b * h + j] = c;
+                                res[e_at + b * h + j] = c;
+                                o * c.tanh()
+                            }
+                            Mode::Gru => {
+                                let r = (gi_row[j] + st[j]).sigmoid();
+                                let z = (gi_row[h + j] + st[h + j]).sigmoid();
+                                let nn = (gi_row[2 * h + j] + r * st[2 * h + j]).tanh();
+                                let gr = &mut res[g_at + b * gh..];
+                                (gr[j], gr[h + j], gr[2 * h + j]) = (r, z, nn);
+                                res[e_at + b * h + j] = st[2 * h + j];
+                                let hpv = if k == 0 { h0[s * n * h + b * h + j] } else { res[hp_view.0 + b * dh + j] };
+                                (T::one() - z) * nn + z * hpv
+                            }
+                        };
+                        res[y_at + b * dh + j] = hn;
+                    }
+                }
+            }
+            // Final states: the last processed step of this direction.
+            let t_last = time(d, dir, d.seq.saturating_sub(1));
+            for b in 0..n {
+                for j in 0..h {
+                    let o = s * n * h + b * h + j;
+                    hy[o] = if d.seq == 0 {
+                        h0[o]
+                    } else {
+                        res[lr.y.start - base + t_last * n * dh + b * dh + dir * h + j]
+                    };
+                    if d.mode == Mode::Lstm {
+                        cy[o] = if d.seq == 0 { c0.map_or(T::zero(), |c| c[o]) } else { c_prev[b * h + j] };
+                    }
+                }
+            }
+        }
+        if let (Some((mask, next)), Some(masks)) = (&lr.drop, masks) {
+            let m = &masks[l * d.seq_len()..(l + 1) * d.seq_len()];
+            let yo = lr.y.start - base;
+            for i in 0..d.seq_len() {
+                res[mask.start - base + i] = m[i];
+                res[next.start - base + i] = res[yo + i] * m[i];
+            }
+        }
+    }
+    let last = layer_res(d, d.layers - 1);
+    y.copy_from_slice(&reserve[last.y]);
+}
+
+/// Backward pass from the head gradients `dy` `(T, N, D·H)`, `dhy`/`dcy` `(L·D, N, H)` (absent =
+/// zero). Writes `dx`, `dw` (flat, like the parameters), `dh0` and `dc0` (LSTM).
+#[allow(clippy::too_many_arguments)]
+pub fn backward<T: RnnFloat>(
+    d: &Dims,
+    x: &[T],
+    w: &[T],
+    h0: &[T],
+    c0: Option<&[T]>,
+    reserve: &[T],
+    dy: &[T],
+    dhy: Option<&[T]>,
+    dcy: Option<&[T]>,
+    dx: &mut [T],
+    dw: &mut [T],
+    dh0: &mut [T],
+    dc0: &mut [T],
+) {
+    let (n, h, gh, dh) = (d.batch, d.hidden, d.gh(), d.dirs * d.hidden);
+    let rows = d.seq * n;
+    let mut dgi = vec![T::zero(); rows * gh];
+    let mut dgh = vec![T::zero(); rows * gh];
+    let mut dh_next = vec![T::zero(); n * h];
+    let mut dc_next = vec![T::zero(); n * h];
+    let mut dh_rec = vec![T::zero(); n * h];
+    // Gradient w.r.t. the current layer's output sequence.
+    let mut dy_l: Vec<T> = dy.to_vec();
+    dw.fill(T::zero());
+    for l in (0..d.layers).rev() {
+        let lr = layer_res(d, l);
+        let inp = d.layer_input(l);
+        let input: &[T] = if l == 0 {
+            x
+        } else {
+            let prev = layer_res(d, l - 1);
+            &reserve[prev.drop.map_or(prev.y, |(_, next)| next)]
+        };
+        let mut dinput = vec![T::zero(); rows * inp];
+        let y = &reserve[lr.y.clone()];
+        for dir in 0..d.dirs {
+            let (wi, wh, bi, bh) = d.param_offsets(l, dir);
+            let s = l * d.dirs + dir;
+            let gates = &reserve[lr.gates[dir].clone()];
+            let extra = &reserve[lr.extra[dir].clone()];
+            let st = s * n * h..(s + 1) * n * h;
+            match dhy {
+                Some(v) => dh_next.copy_from_slice(&v[st.clone()]),
+                None => dh_next.fill(T::zero()),
+            }
+            match dcy {
+                Some(v) if d.mode == Mode::Lstm => dc_next.copy_from_slice(&v[st.clone()]),
+                _ => dc_next.fill(T::zero()),
+            }
+            for k in (0..d.seq).rev() {
+                let t = time(d, dir, k);
+                let hp = |b: usize, j: usize| {
+                    if k == 0 {
+                        h0[st.start + b * h + j]
+                    } else {
+                        y[time(d, dir, k - 1) * n * dh + b * dh + dir * h + j]
+                    }
+                };
+                for b in 0..n {
+                    let gr = &gates[(t * n + b) * gh..(t * n + b + 1) * gh];
+                    let (dgi_r, dgh_r) = ((t * n + b) * gh, (t * n + b) * gh);
+                    for j in 0..h {
+                        let dht = dy_l[t * n * dh + b * dh + dir * h + j] + dh_next[b * h + j];
+                        match d.mode {
+                            Mode::Relu | Mode::Tanh => {
+                                let v = gr[j];
+                                let da = if d.mode == Mode::Tanh {
+                                    dht * (T::one() - v * v)
+                                } else if v > T::zero() {
+                                    dht
+                                } else {
+                                    T::zero()
+                                };
+                                dgi[dgi_r + j] = da;
+                                dh_rec[b * h + j] = T::zero();
+                            }
+                            Mode::Lstm => {
+                                let (i, f, g, o) = (gr[j], gr[h + j], gr[2 * h + j], gr[3 * h + j]);
+                                let c = extra[(t * n + b) * h + j];
+                                let cp = if k == 0 {
+                                    c0.map_or(T::zero(), |c0| c0[st.start + b * h + j])
+                                } else {
+                                    extra[(time(d, dir, k - 1) * n + b) * h + j]
+                                };
+                                let tc = c.tanh();
+                                let mut dc = dc_next[b * h + j] + dht * o * (T::one() - tc * tc);
+                                if let Some((lo, hi)) = d.clip {
+                                    // A clipped cell passes no gradient back into its update.
+                                    let raw = (f * cp + i * g).to_f64();
+                                    if raw < lo || raw > hi {
+                                        dc = T::zero();
+                                    }
+                                }
+                                let da = &mut dgi[dgi_r..dgi_r + gh];
+                                da[j] = dc * g * i * (T::one() - i);
+                                da[h + j] = dc * cp * f * (T::one() - f);
+                                da[2 * h + j] = dc * i * (T::one() - g * g);
+                                da[3 * h + j] = dht * tc * o * (T::one() - o);
+                                dc_next[b * h + j] = dc * f;
+                                dh_rec[b * h + j] = T::zero();
+                            }
+                            Mode::Gru => {
+                                let (r, z, nn) = (gr[j], gr[h + j], gr[2 * h + j]);
+                                let hn = extra[(t * n + b) * h + j];
+                                let hpv = hp(b, j);
+                                let dn = dht * (T::one() - z);
+                                let dz = dht * (hpv - nn);
+                                let dan = dn * (T::one() - nn * nn);
+                                let dr = dan * hn;
+                                let dar = dr * r * (T::one() - r);
+                                let daz = dz * z * (T::one() - z);
+                                dgi[dgi_r + j] = dar;
+                                dgi[dgi_r + h + j] = daz;
+                                dgi[dgi_r + 2 * h + j] = dan;
+                                dgh[dgh_r + j] = dar;
+                                dgh[dgh_r + h + j] = daz;
+                                dgh[dgh_r + 2 * h + j] = dan * r;
+                                dh_rec[b * h + j] = dht * z;
+                            }
+                        }
+                    }
+                }
+                // dh_prev = dA_h · W_h2h (+ the direct path, GRU's z ⊙ dh).
+                let da_h: &[T] = if d.mode == Mode::Gru { &dgh } else { &dgi };
+                gemm(n, h, gh, da_h, (t * n * gh, gh as isize, 1), w, (wh, h as isize, 1), &mut dh_next, false);
+                for (a, &b) in dh_next.iter_mut().zip(&dh_rec) {
+                    *a = *a + b;
+                }
+            }
+            dh0[st.clone()].copy_from_slice(&dh_next);
+            if d.mode == Mode::Lstm {
+                dc0[st.clone()].copy_from_slice(&dc_next);
+            }
+            let da_h: &[T] = if d.mode == Mode::Gru { &dgh } else { &dgi };
+            // Weight gradients as whole-sequence GEMMs.
+            gemm(
+                gh,
+                inp,
+                rows,
+                &dgi,
+                (0, 1, gh as isize),
+                input,
+                (0, inp as isize, 1),
+                &mut dw[wi..wi + gh * inp],
+                false,
+            );
+            let dwh = &mut dw[wh..wh + gh * h];
+            // Rows whose previous state is h0 (the first processed step), then the rest.
+            let t0 = time(d, dir, 0);
+            if d.seq > 0 {
+                gemm(gh, h, n, da_h, (t0 * n * gh, 1, gh as isize), h0, (st.start, h as isize, 1), dwh, false);
+            }
+            if d.seq > 1 {
+                // Forward direction: steps 1..T use outputs 0..T-1; backward: steps 0..T-1 use 1..T.
+                let (da_from, y_from) = if dir == 0 { (n, 0) } else { (0, n) };
+                gemm(
+                    gh,
+                    h,
+                    (d.seq - 1) * n,
+                    da_h,
+                    (da_from * gh, 1, gh as isize),
+                    y,
+                    (y_from * dh + dir * h, dh as isize, 1),
+                    dwh,
+                    true,
+                );
+            }
+            let dbi = &mut dw[bi..bi + gh];
+            dbi.fill(T::zero());
+            for row in dgi.chunks_exact(gh) {
+                for (a, &b) in dbi.iter_mut().zip(row) {
+                    *a = *a + b;
+                }
+            }
+            let dbh = &mut dw[bh..bh + gh];
+            dbh.fill(T::zero());
+            for row in da_h.chunks_exact(gh) {
+                for (a, &b) in dbh.iter_mut().zip(row) {
+                    *a = *a + b;
+                }
+            }
+            // Input gradient: dX += dGi · W_i2h.
+            gemm(rows, inp, gh, &dgi, (0, gh as isize, 1), w, (wi, inp as isize, 1), &mut dinput, true);
+        }
+        if l == 0 {
+            dx.copy_from_slice(&dinput);
+        } else {
+            let prev = layer_res(d, l - 1);
+            if let Some((mask, _)) = prev.drop {
+                for (a, &m) in dinput.iter_mut().zip(&reserve[mask]) {
+                    *a = *a * m;
+                }
+            }
+            dy_l = dinput;
+        }
+    }
+}
