@@ -276,14 +276,25 @@ def _backward_SoftmaxOutput(
     normalization: Literal['batch', 'null', 'valid'] = ..., out_grad: bool = ...,
     smooth_alpha: float = ..., *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def _backward_clip(
+    ograd: NDArray, data: NDArray, a_min: float, a_max: float, *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def _backward_gather_nd(
     data: NDArray, indices: NDArray, shape: tuple[int, ...], *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _backward_leaky_relu(
+    ograd: NDArray, data: NDArray, slope: float = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
 def _backward_log_softmax(
     ograd: NDArray, output: NDArray, axis: int = ..., temperature: float | None = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., use_length: bool | None = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _backward_relu(
+    ograd: NDArray, output: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _backward_softmax(
     ograd: NDArray, output: NDArray, axis: int = ..., temperature: float | None = ...,

@@ -298,14 +298,26 @@ def _backward_SoftmaxOutput(
     out_grad: bool = ..., smooth_alpha: float = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _backward_clip(
+    ograd: Symbol | None = ..., data: Symbol | None = ..., *, a_min: float, a_max: float,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _backward_gather_nd(
     data: Symbol | None = ..., indices: Symbol | None = ..., *, shape: tuple[int, ...],
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _backward_leaky_relu(
+    ograd: Symbol | None = ..., data: Symbol | None = ..., slope: float = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _backward_log_softmax(
     ograd: Symbol | None = ..., output: Symbol | None = ..., axis: int = ...,
     temperature: float | None = ..., dtype: Literal['float16', 'float32', 'float64'] | None = ...,
     use_length: bool | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _backward_relu(
+    ograd: Symbol | None = ..., output: Symbol | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _backward_softmax(
     ograd: Symbol | None = ..., output: Symbol | None = ..., axis: int = ...,
