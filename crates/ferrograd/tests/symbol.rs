@@ -138,12 +138,16 @@ fn memory_plan_peak_is_well_below_the_unplanned_total() {
     ];
     let exe = bind_with_grads(&s, args);
     assert!(exe.naive_bytes > 0);
+    // The relu gradient is one fused op since 2026-11-25 (it was `sign` and a product), which took
+    // one 128×512 temporary out of the unplanned total but not out of the peak: the ratio rose
+    // from 0.59 to 0.74. The absolute peak is the regression guard.
     assert!(
-        (exe.planned_bytes as f64) <= 0.6 * exe.naive_bytes as f64,
+        (exe.planned_bytes as f64) <= 0.75 * exe.naive_bytes as f64,
         "planned {} vs unplanned {}",
         exe.planned_bytes,
         exe.naive_bytes
     );
+    assert!(exe.planned_bytes <= 791_552, "the MLP's planned peak grew to {} bytes", exe.planned_bytes);
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use ferrograd_kernels::par::{for_each_chunk_weighted, Cost};
 
+use super::attrs::AttrValue;
 use super::params::{OpDef, OpParams};
 use super::{Ctx, Grad, Op, Saves, Val};
 use crate::dtype::{DType, DTypeElem};
@@ -183,6 +184,9 @@ impl Op for SparseDotCsr {
     fn arg_names(&self) -> &'static [&'static str] {
         &["data", "indices", "indptr", "rhs"]
     }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("num_cols", self.num_cols.to_string()), ("transpose_a", AttrValue::Bool(self.transpose_a).to_mx_string())]
+    }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let op = self.name();
         let dt = check_float(op, &[&inputs[0], &inputs[3]])?;
@@ -233,6 +237,9 @@ impl Op for SparseDotDenseCsr {
     }
     fn arg_names(&self) -> &'static [&'static str] {
         &["lhs", "data", "indices", "indptr"]
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![("num_cols", self.num_cols.to_string())]
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let op = self.name();
