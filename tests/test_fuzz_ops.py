@@ -31,24 +31,8 @@ OP_NAMES = [s.name for s in SPECS]
 # matching one is not counted here, so the run still catches every other finding.
 
 
-def _huge(value):
-    values = value if isinstance(value, (tuple, list)) else (value,)
-    return any(isinstance(v, int) and abs(v) >= 2**31 for v in values)
+KNOWN = []  # (case, outcome, detail) -> bool; empty: the Rust-side findings are fixed
 
-
-KNOWN = [
-    # Convolution with a pad near 2**62 inside a bound executor: the output shape overflows in
-    # shape inference and the im2col kernel panics ("range end index ... out of range").
-    lambda case, outcome, detail: outcome == "internal-error" and "out of range for slice" in
-    detail,
-    # sym.SliceChannel(num_outputs=2**32) aborts allocating its output list; 2**62 reports
-    # "capacity overflow".
-    lambda case, outcome, detail: case.get("op") == "SliceChannel" and case["kind"] == "sym"
-    and _huge(case["kwargs"].get("num_outputs")) and outcome in ("crash", "internal-error"),
-    # Pad with a pad_width near 2**40 aborts allocating its index map (nd and sym).
-    lambda case, outcome, detail: case.get("op") == "Pad" and _huge(case["kwargs"].get(
-        "pad_width")) and outcome in ("crash", "internal-error"),
-]
 
 FUZZ = settings(deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -99,12 +83,24 @@ def test_random_symbolic_calls_agree_with_imperative_ones(worker, data):
     _check(worker, dict(F.gen_op_case(draw, spec), kind="sym"))
 
 
-def test_known_defects_are_recognised():
-    pad = {"kind": "op", "op": "Pad", "kwargs": {"pad_width": (6, 2**40)}}
-    assert _known(pad, "crash", "worker exit code -6 (signal 6)")
-    assert not _known(dict(pad, kwargs={"pad_width": (1, 1)}), "crash", "")
-    split = {"kind": "sym", "op": "SliceChannel", "kwargs": {"num_outputs": 2**32}}
-    assert _known(split, "crash", "") and not _known(dict(split, kind="op"), "crash", "")
+def test_former_known_defects_now_fail_cleanly(worker):
+    # Found by this module and fixed in Rust (see test_robust_fuzz_defects.py): each is a clean
+    # exception in the worker now, no crash and no internal error.
+    ones = np.ones((1, 1, 5, 5), np.float32)
+    pad = {"mode": "constant", "pad_width": (0, 0, 0, 0, 6, 2**40, 1, 1)}
+    cases = [
+        {"kind": "op", "op": "Pad", "arrays": [np.ones((1, 1, 4, 4), np.float32)],
+         "kwargs": pad, "try_out": False},
+        {"kind": "sym", "op": "Pad", "arrays": [np.ones((1, 1, 4, 4), np.float32)],
+         "kwargs": pad, "try_out": False},
+        {"kind": "sym", "op": "SliceChannel", "arrays": [np.ones((4, 4), np.float32)],
+         "kwargs": {"num_outputs": 2**32}, "try_out": False},
+        {"kind": "sym", "op": "Convolution",
+         "arrays": [ones, np.ones((2, 1, 3, 3), np.float32), np.zeros(2, np.float32)],
+         "kwargs": {"kernel": (3, 3), "num_filter": 2, "pad": (2**62, 4)}, "try_out": False},
+    ]
+    for case in cases:
+        assert worker.run(case)[0] == "clean", F.reproducer(case)
 
 
 @pytest.fixture(scope="module")

@@ -151,10 +151,16 @@ pub fn gamma(x: f64) -> f64 {
     (2.0 * PI).sqrt() * h * ((-t).exp() * h) * lanczos_sum(z)
 }
 
-/// ln|Γ(x)| (+inf at poles).
+/// ln|Γ(x)| (+inf at poles and at ±inf, as C's `lgamma`; exactly 0 at 1 and 2).
 pub fn gammaln(x: f64) -> f64 {
     if x.is_nan() {
         return x;
+    }
+    if x.is_infinite() {
+        return f64::INFINITY;
+    }
+    if x == 1.0 || x == 2.0 {
+        return 0.0;
     }
     if x <= 0.0 && x == x.floor() {
         return f64::INFINITY;

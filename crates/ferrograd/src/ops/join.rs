@@ -446,6 +446,10 @@ pub fn split_op(a: &Attrs) -> Result<OpRef> {
     if n < 1 {
         return Err(Error::Value(format!("SliceChannel: num_outputs must be >= 1, got {n}")));
     }
+    // MXNet's num_outputs is a C int; larger counts could not even be listed.
+    if n > i64::from(i32::MAX) {
+        return Err(Error::Value(format!("SliceChannel: num_outputs={n} is too large (at most {})", i32::MAX)));
+    }
     Ok(Arc::new(SliceChannel { num_outputs: n as usize, axis: p.axis, squeeze_axis: p.squeeze_axis }))
 }
 /// The joining ops' declarations.

@@ -18,8 +18,20 @@ pub enum PadMode {
     Reflect,
 }
 
-/// (output shape, flat source position per output element or NONE) for padding `shape`.
-fn pad_map(op: &str, shape: &[usize], width: &[usize], mode: PadMode) -> Result<(Vec<usize>, Vec<usize>)> {
+/// A `usize` vector of capacity `n`, or a MemoryError naming the op (index maps can be far
+/// larger than the data when a pad width is huge).
+fn try_index_vec(op: &str, n: usize) -> Result<Vec<usize>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        let bytes = (n as u128) * std::mem::size_of::<usize>() as u128;
+        Error::Memory(format!("{op}: cannot allocate {bytes} bytes for an index map of {n} elements: out of memory"))
+    })?;
+    Ok(v)
+}
+
+/// The output shape of padding `shape` by `width` in `mode`, checked (widths, mode limits and
+/// element count) without allocating anything.
+fn pad_shape(op: &str, shape: &[usize], width: &[usize], mode: PadMode) -> Result<Vec<usize>> {
     if width.len() != 2 * shape.len() {
         return Err(Error::Shape(format!(
             "{op}: pad_width {} needs 2 entries per axis of data with shape {} ({} entries)",
@@ -35,8 +47,7 @@ fn pad_map(op: &str, shape: &[usize], width: &[usize], mode: PadMode) -> Result<
         .map(|(d, &n)| n.checked_add(width[2 * d]).and_then(|v| v.checked_add(width[2 * d + 1])))
         .collect::<Option<Vec<usize>>>()
         .ok_or_else(|| Error::Value(format!("{op}: pad_width {} is too large", fmt_tuple(&to_i64(width)))))?;
-    let total = crate::ndarray::checked_numel(op, &out_shape)?;
-    let mut axis_maps = Vec::with_capacity(shape.len());
+    crate::ndarray::checked_numel(op, &out_shape)?;
     for (d, &n) in shape.iter().enumerate() {
         let (b, a) = (width[2 * d], width[2 * d + 1]);
         let limit = match mode {
@@ -58,24 +69,38 @@ fn pad_map(op: &str, shape: &[usize], width: &[usize], mode: PadMode) -> Result<
                 fmt_tuple(&to_i64(width))
             )));
         }
-        let m: Vec<usize> = (0..n + b + a)
-            .map(|o| {
-                let p = o as i64 - b as i64;
-                let last = n as i64 - 1;
-                if (0..n as i64).contains(&p) {
-                    p as usize
-                } else {
-                    match mode {
-                        PadMode::Constant => NONE,
-                        PadMode::Edge => p.clamp(0, last) as usize,
-                        PadMode::Reflect => (if p < 0 { -p } else { 2 * last - p }) as usize,
-                    }
+    }
+    Ok(out_shape)
+}
+
+/// (output shape, flat source position per output element or NONE) for padding `shape`.
+fn pad_map(op: &str, shape: &[usize], width: &[usize], mode: PadMode) -> Result<(Vec<usize>, Vec<usize>)> {
+    let out_shape = pad_shape(op, shape, width, mode)?;
+    let total: usize = out_shape.iter().product();
+    if total == 0 {
+        return Ok((out_shape, Vec::new())); // nothing to map (and no huge axis maps to build)
+    }
+    let mut axis_maps = Vec::with_capacity(shape.len());
+    for (d, &n) in shape.iter().enumerate() {
+        let (b, a) = (width[2 * d], width[2 * d + 1]);
+        let mut m = try_index_vec(op, out_shape[d])?;
+        m.extend((0..n + b + a).map(|o| {
+            let p = o as i64 - b as i64;
+            let last = n as i64 - 1;
+            if (0..n as i64).contains(&p) {
+                p as usize
+            } else {
+                match mode {
+                    PadMode::Constant => NONE,
+                    PadMode::Edge => p.clamp(0, last) as usize,
+                    PadMode::Reflect => (if p < 0 { -p } else { 2 * last - p }) as usize,
                 }
-            })
-            .collect();
+            }
+        }));
         axis_maps.push(m);
     }
-    let mut map = vec![0usize; total];
+    let mut map = try_index_vec(op, total)?;
+    map.resize(total, 0);
     let nd = shape.len();
     if total > 0 && nd > 0 {
         // Row-major strides of the source.
@@ -132,7 +157,7 @@ impl Op for Pad {
         ]
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        let (s, _) = pad_map("Pad", &inputs[0].shape, &self.pad_width, self.mode)?;
+        let s = pad_shape("Pad", &inputs[0].shape, &self.pad_width, self.mode)?;
         Ok(vec![Meta::new(&s, inputs[0].dtype)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
@@ -171,7 +196,7 @@ impl Op for PadGrad {
         ]
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
-        let (s, _) = pad_map(self.name(), &self.shape, &self.pad_width, self.mode)?;
+        let s = pad_shape(self.name(), &self.shape, &self.pad_width, self.mode)?;
         if s != inputs[0].shape.as_slice() {
             return Err(Error::Shape(format!(
                 "_backward_Pad: gradient of shape {} does not match the padded shape {}",

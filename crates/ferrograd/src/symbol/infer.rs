@@ -172,6 +172,8 @@ fn infer_node(n: &Arc<SymNode>, ents: &mut HashMap<Slot, Entry>, done: &mut Hash
             let ms: Vec<Meta> = shapes.iter().zip(&in_dtypes).map(|(s, &d)| Meta::new(s, d)).collect();
             let res = op.infer(&ms).map_err(in_op)?;
             for (j, m) in res.into_iter().enumerate().take(outs.len()) {
+                // The element-count check the imperative call makes before allocating.
+                crate::ndarray::checked_numel(op.name(), &m.shape).map_err(in_op)?;
                 partial::merge(&mut outs[j], &partial::known(&m.shape)).map_err(in_op)?;
                 out_dtypes[j] = Some(m.dtype);
             }

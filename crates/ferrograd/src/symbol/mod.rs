@@ -148,8 +148,19 @@ impl Symbol {
             ins.push(s.outputs[0].clone());
         }
         let n = op.num_visible_outputs();
+        // The output list is the one allocation sized by a parameter alone (`num_outputs`), so
+        // it is fallible: a refused request is a MemoryError, not an abort.
+        let mut outputs = Vec::new();
+        outputs.try_reserve_exact(n).map_err(|_| {
+            Error::Memory(format!(
+                "{} ({name}): cannot allocate the list of its {n} outputs ({} bytes): out of memory",
+                op.name(),
+                n as u128 * std::mem::size_of::<NodeOut>() as u128
+            ))
+        })?;
         let node = Arc::new(SymNode { op: Some(op), name: name.to_string(), attrs: RwLock::new(attrs), inputs: ins });
-        Ok(Symbol { outputs: (0..n).map(|index| NodeOut { node: node.clone(), index }).collect() })
+        outputs.extend((0..n).map(|index| NodeOut { node: node.clone(), index }));
+        Ok(Symbol { outputs })
     }
 
     /// The outputs of several symbols as one symbol (`Group`).

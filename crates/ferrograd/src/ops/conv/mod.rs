@@ -129,7 +129,14 @@ impl Window {
         let spatial = &data[2..];
         (0..self.nd())
             .map(|i| {
-                let padded = spatial[i] + 2 * self.pad[i];
+                // Checked: a pad near 2^63 must be an error, not a wrapped size.
+                let padded = self.pad[i].checked_mul(2).and_then(|p| p.checked_add(spatial[i])).ok_or_else(|| {
+                    Error::Shape(format!(
+                        "{op}: pad {} is too large for data of shape {}",
+                        fmt_us(&self.pad),
+                        fmt_shape(data)
+                    ))
+                })?;
                 if self.extent(i) > padded {
                     return Err(Error::Shape(format!(
                         "{op}: kernel {} (dilate {}) with pad {} does not fit data of shape {} (axis {} has size {} \
