@@ -300,7 +300,8 @@ fn elem_extra_errors() {
 /// The fused activation gradients: `gy · mask(saved)` against the mask written out here, in
 /// every float dtype and layout, with the kinks and NaN pinned.
 pub fn masked_grad(name: &'static str) {
-    let (params, mask): (Vec<(&str, AttrValue)>, fn(f64) -> f64) = match name {
+    type Case = (Vec<(&'static str, AttrValue)>, fn(f64) -> f64);
+    let (params, mask): Case = match name {
         "_backward_relu" => (vec![], |v| {
             if v > 0.0 {
                 1.0
