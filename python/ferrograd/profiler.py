@@ -71,9 +71,13 @@ def _records_operators() -> bool:
                 or _config["profile_imperative"])
 
 
+def _recording() -> bool:
+    """Whether events are being kept (running and not paused)."""
+    return _status["state"] == "run" and not _status["paused"]
+
+
 def _apply() -> None:
-    on = _status["state"] == "run" and not _status["paused"] and _records_operators()
-    _native._profiler_set_running(on)
+    _native._profiler_set_running(_recording() and _records_operators())
 
 
 def set_state(state: str = "stop", profile_process: str = "worker") -> None:
@@ -238,7 +242,7 @@ class _Interval:
             raise MXNetError(f"profiler: {type(self).__name__} '{self.name}' stopped before it "
                              "was started")
         end = _native._profiler_now_ns()
-        if _status["state"] == "run" and not _status["paused"]:
+        if _recording():
             _native._profiler_record(self.name, self._category, self._start, end - self._start)
         self._start = None
 
@@ -287,7 +291,7 @@ class Counter:
 
     def set_value(self, value) -> None:
         self.value = value
-        if _status["state"] == "run" and not _status["paused"]:
+        if _recording():
             _counters.append((str(self.domain), self.name, _native._profiler_now_ns(), value))
 
     def increment(self, delta=1) -> None:
@@ -315,6 +319,6 @@ class Marker:
         self.domain, self.name = domain, str(name)
 
     def mark(self, scope: str = "process") -> None:
-        if _status["state"] == "run" and not _status["paused"]:
+        if _recording():
             _native._profiler_record(self.name, f"{self.domain}:marker",
                                      _native._profiler_now_ns(), 0)

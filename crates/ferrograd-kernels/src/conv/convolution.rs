@@ -35,7 +35,7 @@ pub(super) fn valid_range(n_out: usize, s: usize, off: isize, n_in: usize) -> (u
 
 /// Calls `f(row, kd, kh, kw)` for each kernel offset of one channel, in im2col row order.
 #[inline]
-fn for_kernel_rows(g: &Geom, mut f: impl FnMut(usize, usize, usize, usize)) {
+pub(super) fn for_kernel_rows(g: &Geom, mut f: impl FnMut(usize, usize, usize, usize)) {
     let mut row = 0;
     for kd in 0..g.k[0] {
         for kh in 0..g.k[1] {

@@ -7,7 +7,7 @@
 //! planes (forward, data gradient) or whole channels (weight gradient, images summed in order),
 //! so results do not depend on the thread count.
 
-use super::convolution::{valid_range, ConvShape};
+use super::convolution::{for_kernel_rows, valid_range, ConvShape};
 use crate::element::Element;
 use crate::par::{self, Cost};
 
@@ -26,15 +26,9 @@ struct Tap {
 
 fn taps(s: &ConvShape) -> Vec<Tap> {
     let g = &s.g;
+    let off = |a: usize, k: usize| (k * g.d[a]) as isize - g.p[a] as isize;
     let mut out = Vec::with_capacity(g.ksize());
-    for kd in 0..g.k[0] {
-        for kh in 0..g.k[1] {
-            for kw in 0..g.k[2] {
-                let off = |a: usize, k: usize| (k * g.d[a]) as isize - g.p[a] as isize;
-                out.push(Tap { index: out.len(), off: [off(0, kd), off(1, kh), off(2, kw)] });
-            }
-        }
-    }
+    for_kernel_rows(g, |index, kd, kh, kw| out.push(Tap { index, off: [off(0, kd), off(1, kh), off(2, kw)] }));
     out
 }
 
