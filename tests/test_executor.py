@@ -215,7 +215,7 @@ def test_executor_matches_autograd_on_mlp():
                                (p.asnumpy() - onehot).sum(axis=0), rtol=1e-4, atol=1e-6)
 
 
-def test_batchnorm_moving_stats_update_in_training_forward_only():
+def test_batchnorm_moving_stats_update_in_training_backward():
     x = np.random.default_rng(1).standard_normal((8, 3)).astype(np.float32)
     bn = sym.BatchNorm(sym.var("x"), fix_gamma=False, momentum=0.9, name="bn")
     exe = bn.simple_bind(CTX, x=(8, 3))
@@ -223,6 +223,8 @@ def test_batchnorm_moving_stats_update_in_training_forward_only():
     exe.forward(is_train=False, x=nd.array(x))
     assert float(np.abs(exe.aux_dict["bn_moving_mean"].asnumpy()).sum()) == 0
     exe.forward(is_train=True)
+    assert float(np.abs(exe.aux_dict["bn_moving_mean"].asnumpy()).sum()) == 0
+    exe.backward(nd.ones((8, 3)))
     np.testing.assert_allclose(exe.aux_dict["bn_moving_mean"].asnumpy(), 0.1 * x.mean(axis=0),
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(exe.outputs[0].asnumpy(),

@@ -183,7 +183,10 @@ def test_batchnorm_running_stats_only_in_training():
     np.testing.assert_allclose(out.asnumpy(), x.asnumpy() / np.sqrt(1 + 1e-5), rtol=1e-5)
     np.testing.assert_array_equal(net.running_mean.data().asnumpy(), [0, 0])
     with autograd.record():
-        net(x)
+        y = net(x)
+    # as in MXNet, the training forward leaves them alone and its backward updates them
+    np.testing.assert_array_equal(net.running_mean.data().asnumpy(), [0, 0])
+    y.backward()
     mean = x.asnumpy().transpose(1, 0, 2).reshape(2, -1).mean(1)
     np.testing.assert_allclose(net.running_mean.data().asnumpy(), 0.5 * mean, rtol=1e-5)
 

@@ -14,6 +14,7 @@ def test_batchnorm_training_inference_and_running_stats():
     x = mx.nd.array(x_np)
     with mx.autograd.record():
         y = bn(x)
+    y.backward()  # folds the batch statistics into the running ones (as MXNet does)
     assert bn.gamma.shape == (3,) and bn.running_var.shape == (3,)
     mean = x_np.mean(axis=(0, 2))
     var = x_np.var(axis=(0, 2))

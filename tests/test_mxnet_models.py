@@ -144,6 +144,9 @@ def test_batchnorm_training_steps_executor(case, dtype):
         key = f"exe:{case}:{dtype}:{i}"
         exe.arg_dict["data"][:] = BN[f"x:{i}"]
         out = exe.forward(is_train=True)[0]
+        # MXNet folds the batch statistics in during backward: a forward leaves them alone
+        assert_close(exe.aux_dict["bn_moving_mean"], BN[f"{key}:mean_after_forward"], dtype,
+                     f"{key} mean after forward")
         exe.backward(BN[f"head:{i}"].astype(dtype))
         assert_close(out, BN[f"{key}:out"], dtype, f"{key} output")
         assert_close(exe.grad_dict["data"], BN[f"{key}:grad_data"], dtype, f"{key} data gradient")
@@ -174,6 +177,7 @@ def test_batchnorm_training_steps_autograd(case):
         x.attach_grad()
         with mx.autograd.record():
             y = mx.nd.BatchNorm(x, gamma, beta, mean, var, **BN_CASES[case])
+        assert_close(mean, BN[f"{key}:mean_after_forward"], "float32", f"{key} mean after forward")
         y.backward(BN[f"head:{i}"])
         assert_close(y, BN[f"{key}:out"], "float32", f"{key} output")
         assert_close(x.grad, BN[f"{key}:grad_data"], "float32", f"{key} data gradient")

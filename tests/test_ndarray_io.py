@@ -68,10 +68,9 @@ def test_mxnet_file_loads_and_saves_back_byte_identical(name, tmp_path):
             for i, a in enumerate(want["arrays"]):
                 check(loaded[i], a, f"{name}[{i}]")
                 check(from_buf[i], a, f"{name}[{i}] (buffer)")
-        if name != "sparse.nd":  # sparse records come back dense
-            out = tmp_path / "again.nd"
-            mx.nd.save(out, loaded)  # a pathlib path, as MXNet accepts
-            assert out.read_bytes() == raw
+        out = tmp_path / "again.nd"
+        mx.nd.save(out, loaded)  # a pathlib path, as MXNet accepts
+        assert out.read_bytes() == raw
 
 
 def test_arrays_built_from_values_save_like_mxnet(tmp_path):
@@ -94,7 +93,7 @@ def test_single_array_saves_as_a_list_of_one(tmp_path):
     np.testing.assert_array_equal(b.asnumpy(), a.asnumpy())
 
 
-def test_sparse_records_load_dense():
+def test_sparse_records_keep_their_storage_type():
     d = mx.nd.load(str(DATA / "sparse.nd"))
     dense = np.array([[0, 1.5, 0], [0, 0, 0], [2, 0, -3], [0, 0, 0]], "float32")
     np.testing.assert_array_equal(d["rsp"].asnumpy(), dense)
@@ -102,6 +101,32 @@ def test_sparse_records_load_dense():
     np.testing.assert_array_equal(d["rsp_f64_3d"].asnumpy(), np.stack([dense, -dense], 2))
     assert d["rsp_f64_3d"].dtype == np.float64
     np.testing.assert_array_equal(d["csr_empty"].asnumpy(), np.zeros((2, 3)))
+    assert isinstance(d["csr"], mx.nd.sparse.CSRNDArray) and d["csr"].stype == "csr"
+    assert isinstance(d["rsp"], mx.nd.sparse.RowSparseNDArray) and d["rsp"].stype == "row_sparse"
+    assert d["csr_empty"].stype == "csr" and d["rsp_f64_3d"].stype == "row_sparse"
+    np.testing.assert_array_equal(d["csr"].indptr.asnumpy(), [0, 1, 1, 3, 3])
+    np.testing.assert_array_equal(d["csr"].indices.asnumpy(), [1, 0, 2])
+    np.testing.assert_array_equal(d["csr"].data.asnumpy(), [1.5, 2, -3])
+    np.testing.assert_array_equal(d["rsp"].indices.asnumpy(), [0, 2])
+
+
+def test_sparse_arrays_save_as_mxnet_writes_them(tmp_path):
+    dense = np.array([[0, 1.5, 0], [0, 0, 0], [2, 0, -3], [0, 0, 0]], "float32")
+    dense3 = np.stack([dense, -dense], 2)
+    data = {"rsp": mx.nd.array(dense).tostype("row_sparse"),
+            "csr": mx.nd.sparse.csr_matrix(dense),
+            "rsp_f64_3d": mx.nd.array(dense3, dtype="float64").tostype("row_sparse"),
+            "csr_empty": mx.nd.zeros((2, 3)).tostype("csr")}
+    mx.nd.save(tmp_path / "sp.nd", data)
+    assert (tmp_path / "sp.nd").read_bytes() == (DATA / "sparse.nd").read_bytes()
+
+
+def test_csr_storage_needs_two_axes():
+    from ferrograd import _ferrograd
+    with pytest.raises(mx.MXNetError, match=r"csr array must be 2-D, got shape \(3,\)"):
+        _ferrograd._nd_save("/nonexistent/never-written.nd", [mx.nd.ones(3)], None, ["csr"])
+    with pytest.raises(mx.MXNetError, match="unknown storage type 'dense'"):
+        _ferrograd._nd_save("/nonexistent/never-written.nd", [mx.nd.ones(3)], None, ["dense"])
 
 
 def test_unsupported_dtype_names_key():

@@ -78,8 +78,11 @@ def test_batchnorm_updates_moving_stats_only_in_training():
     y = nd.BatchNorm(x, gamma, beta, mm, mv)  # predict mode: moving statistics, unchanged
     np.testing.assert_allclose(y.asnumpy(), x.asnumpy() / np.sqrt(1 + eps), rtol=1e-12)
     assert mm.asnumpy().tolist() == [0, 0, 0]
-    with autograd.record():  # training mode
+    x.attach_grad()
+    with autograd.record():  # training mode: batch statistics; moving ones updated by backward
         y = nd.BatchNorm(x, gamma, beta, mm, mv, momentum=0.9)
+    assert mm.asnumpy().tolist() == [0, 0, 0]
+    y.backward()
     xn = x.asnumpy()
     mean, var = xn.mean(axis=(0, 2)), xn.var(axis=(0, 2))
     np.testing.assert_allclose(mm.asnumpy(), (1 - m) * mean, rtol=1e-12)

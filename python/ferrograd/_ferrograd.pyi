@@ -397,16 +397,18 @@ def _np_shape() -> bool:
     """Whether NumPy shape semantics are on in the calling thread."""
 
 
-def _nd_save(fname: str, arrays: Sequence[NDArray], keys: Sequence[str] | None = None) -> None:
-    """Writes `arrays` (named by `keys`; a list when `keys` is None) to `fname`, MXNet's format."""
+def _nd_save(fname: str, arrays: Sequence[NDArray], keys: Sequence[str] | None = None,
+             stypes: Sequence[str] | None = None) -> None:
+    """Writes `arrays` (named by `keys`; a list when `keys` is None) to `fname`, MXNet's format;
+    `stypes` gives each array's storage type ('default', 'row_sparse', 'csr')."""
 
 
-def _nd_load(fname: str) -> tuple[list[NDArray], list[str] | None]:
-    """Reads an MXNet NDArray file: (arrays, keys or None)."""
+def _nd_load(fname: str) -> tuple[list[NDArray], list[str] | None, list[str]]:
+    """Reads an MXNet NDArray file: (arrays, keys or None, storage types)."""
 
 
-def _nd_load_bytes(buf: bytes) -> tuple[list[NDArray], list[str] | None]:
-    """Decodes an MXNet NDArray file held in `buf`: (arrays, keys or None)."""
+def _nd_load_bytes(buf: bytes) -> tuple[list[NDArray], list[str] | None, list[str]]:
+    """Decodes an MXNet NDArray file held in `buf`: (arrays, keys or None, storage types)."""
 
 
 def build_info() -> dict[str, Any]:

@@ -90,36 +90,18 @@ pub fn try_alloc_zeroed<T: Element>(n: usize) -> Option<Vec<T>> {
 }
 
 /// [`alloc_output`] that returns `None` instead of aborting when the allocator refuses.
-#[allow(clippy::uninit_vec)] // deliberate, see alloc_output
 pub fn try_alloc_output<T: Element>(n: usize) -> Option<Vec<T>> {
-    if T::NAME == "bool" || n < 4096 {
-        return try_alloc_zeroed(n);
-    }
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).ok()?;
-    // SAFETY: as in `alloc_output`: capacity `n`, plain numeric `T`, all `n` elements written by
-    // the caller before any is read.
-    unsafe { v.set_len(n) };
-    Some(v)
+    crate::pool::take(n).or_else(|| try_alloc_zeroed(n))
 }
 
-/// Allocates a vector of `n` elements that the caller will overwrite completely.
-///
-/// Large outputs are not zeroed first: measured, zero-filling (`vec![0.0; n]`, which glibc must
-/// memset when it reuses freed heap memory) made memory-bound ops 1.9x slower (`add 4M f32`,
-/// `exp`, BatchNorm). Known debt: the sound way is to hand kernels `spare_capacity_mut()`
-/// (`MaybeUninit`) and set the length after they wrote every element; until the kernels take
-/// that, this relies on every caller writing all `n` elements before anything reads them.
-#[allow(clippy::uninit_vec)] // deliberate, see the SAFETY note
+/// Allocates a vector of `n` elements that the caller will overwrite completely: a recycled
+/// buffer of the same size when one is free (see [`crate::pool`]), else zeroed memory. Never
+/// uninitialised: every element is a valid number before the caller writes it.
 pub fn alloc_output<T: Element>(n: usize) -> Vec<T> {
-    if T::NAME == "bool" || n < 4096 {
-        // bool has invalid bit patterns, and small buffers are cheap to zero.
-        return vec![T::default(); n];
+    match try_alloc_output(n) {
+        Some(v) => v,
+        None => {
+            std::alloc::handle_alloc_error(std::alloc::Layout::array::<T>(n).unwrap_or(std::alloc::Layout::new::<T>()))
+        }
     }
-    let mut v = Vec::with_capacity(n);
-    // SAFETY: the capacity is `n`, `T` is a plain numeric type without invalid bit patterns or
-    // drop glue, and every caller (op forwards, through `NDArray::uninit`) overwrites all `n`
-    // elements before any is read, so no uninitialised value is ever observed.
-    unsafe { v.set_len(n) };
-    v
 }

@@ -9,6 +9,7 @@ pub mod element;
 pub mod layout;
 pub mod matmul;
 pub mod par;
+pub mod pool;
 pub mod reduce;
 pub mod reference;
 pub mod rnn;

@@ -1,6 +1,6 @@
 //! MXNet NDArray files and pickling: translation to and from `ferrograd::io`.
 
-use ferrograd::io::{self, Arrays};
+use ferrograd::io::{self, Arrays, Storage};
 use ferrograd::Error;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
@@ -9,43 +9,55 @@ use pyo3::types::{PyByteArray, PyDict};
 use crate::errors::{enter, enter_with_gil};
 use crate::ndarray::PyNDArray;
 
-/// A file's arrays and, for a dict, its keys (`None` for a list).
-type Loaded = (Vec<PyNDArray>, Option<Vec<String>>);
+/// A file's arrays, for a dict its keys (`None` for a list), and each array's storage type
+/// (`'default'`, `'row_sparse'`, `'csr'`; the arrays themselves are dense).
+type Loaded = (Vec<PyNDArray>, Option<Vec<String>>, Vec<&'static str>);
 
-fn to_python(data: Arrays) -> Loaded {
+fn to_python((data, storage): (Arrays, Vec<Storage>)) -> Loaded {
+    let stypes = storage.into_iter().map(Storage::name).collect();
     match data {
-        Arrays::List(v) => (v.into_iter().map(PyNDArray::new).collect(), None),
+        Arrays::List(v) => (v.into_iter().map(PyNDArray::new).collect(), None, stypes),
         Arrays::Dict(v) => {
             let (keys, arrays): (Vec<_>, Vec<_>) = v.into_iter().unzip();
-            (arrays.into_iter().map(PyNDArray::new).collect(), Some(keys))
+            (arrays.into_iter().map(PyNDArray::new).collect(), Some(keys), stypes)
         }
     }
 }
 
-/// Writes `arrays` (named by `keys`, or a list when `keys` is None) to `fname` in MXNet's format.
+/// Writes `arrays` (named by `keys`, or a list when `keys` is None) to `fname` in MXNet's format;
+/// `stypes` gives each array's storage type (dense when None).
 #[pyfunction]
-#[pyo3(signature = (fname, arrays, keys=None))]
-fn _nd_save(py: Python<'_>, fname: &str, arrays: Vec<PyRef<'_, PyNDArray>>, keys: Option<Vec<String>>) -> PyResult<()> {
+#[pyo3(signature = (fname, arrays, keys=None, stypes=None))]
+fn _nd_save(
+    py: Python<'_>,
+    fname: &str,
+    arrays: Vec<PyRef<'_, PyNDArray>>,
+    keys: Option<Vec<String>>,
+    stypes: Option<Vec<String>>,
+) -> PyResult<()> {
     let arrays: Vec<_> = arrays.iter().map(|a| a.inner.clone()).collect();
     let data = match keys {
         None => Arrays::List(arrays),
         Some(keys) => Arrays::Dict(keys.into_iter().zip(arrays).collect()),
     };
     let fname = fname.to_owned();
-    enter(py, true, move || io::save(&fname, &data))
+    enter(py, true, move || {
+        let storage = stypes.unwrap_or_default().iter().map(|s| Storage::parse(s)).collect::<Result<Vec<_>, _>>()?;
+        io::save_stored(&fname, &data, &storage)
+    })
 }
 
 /// Reads an MXNet NDArray file: (arrays, keys or None).
 #[pyfunction]
 fn _nd_load(py: Python<'_>, fname: &str) -> PyResult<Loaded> {
     let fname = fname.to_owned();
-    Ok(to_python(enter(py, true, move || io::load(&fname))?))
+    Ok(to_python(enter(py, true, move || io::load_stored(&fname))?))
 }
 
 /// Decodes an MXNet NDArray file held in `buf`: (arrays, keys or None).
 #[pyfunction]
 fn _nd_load_bytes(py: Python<'_>, buf: PyBackedBytes) -> PyResult<Loaded> {
-    Ok(to_python(enter(py, true, move || io::from_bytes(&buf, "the buffer"))?))
+    Ok(to_python(enter(py, true, move || io::from_bytes_stored(&buf, "the buffer"))?))
 }
 
 /// MXNet's pickled state of an array: `{'handle': bytearray(record)}`.

@@ -105,6 +105,16 @@ macro_rules! match_buffer {
     };
 }
 
+/// Owned memory goes back to the output pool (`ferrograd_kernels::pool`), where the next output
+/// of the same size picks it up instead of asking the allocator for (and zeroing) new memory.
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        match_buffer!(self, m => if let Mem::Owned(v) = m {
+            ferrograd_kernels::pool::give(std::mem::take(v));
+        })
+    }
+}
+
 impl Buffer {
     pub fn from_vec<T: DTypeElem>(v: Vec<T>) -> Buffer {
         T::wrap(Mem::Owned(v))

@@ -1,8 +1,9 @@
 """``nd.save``, ``nd.load`` and ``nd.load_frombuffer``: MXNet 1.x's NDArray file format.
 
 Files are byte-compatible with MXNet 1.x both ways (the format is described in the Rust module
-``ferrograd::io``). Sparse arrays in a file load as dense arrays with the same values; arrays
-saved on a GPU load onto the CPU.
+``ferrograd::io``). Sparse arrays keep their storage type both ways: a ``CSRNDArray`` or
+``RowSparseNDArray`` is written as MXNet's sparse record (its nonzero entries, int64 indices) and
+loads back as one, in MXNet or here. Arrays saved on a GPU load onto the CPU.
 """
 
 import os
@@ -42,17 +43,22 @@ def save(fname, data):
             raise DTypeError(f"nd.save: dict keys must be str, got {bad!r}")
         arrays = list(data.values())
         _check_arrays(arrays, "nd.save")
-        _ferrograd._nd_save(fname, arrays, keys)
+        _ferrograd._nd_save(fname, arrays, keys, _stypes(arrays))
     elif isinstance(data, list):
         _check_arrays(data, "nd.save")
-        _ferrograd._nd_save(fname, data, None)
+        _ferrograd._nd_save(fname, data, None, _stypes(data))
     else:
         raise ValueError("nd.save: data must be an NDArray, a list of NDArrays or a dict of "
                          f"str to NDArray, got {type(data).__name__}")
 
 
-def _result(arrays, keys):
-    return list(arrays) if keys is None else dict(zip(keys, arrays, strict=True))
+def _stypes(arrays):
+    return [getattr(a, "stype", "default") for a in arrays]
+
+
+def _result(arrays, keys, stypes):
+    arrays = [a if s == "default" else a.tostype(s) for a, s in zip(arrays, stypes, strict=True)]
+    return arrays if keys is None else dict(zip(keys, arrays, strict=True))
 
 
 def load(fname):

@@ -10,10 +10,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::{invoke, set_recording, set_training, Entry, GradReq, Node, Variable};
-use crate::error::{fmt_shape, Error, Result};
+use crate::error::{Error, Result};
 use crate::ndarray::{Meta, NDArray};
-use crate::ops::binary::{Binary, BinaryKind};
-use crate::ops::{fit_to_input, Grad, GradGraph, OpRef, Val};
+use crate::ops::backprop::{accumulate, apply_grad_req, head_gradient, propagate, GradSource};
+use crate::ops::{Grad, GradGraph, OpRef, Val};
 
 const NOT_IN_GRAPH: &str = "Cannot differentiate node because it is not in a computational graph. You need to set \
 is_recording to true or use autograd.record() to save computational graphs for backward. If you want to differentiate \
@@ -63,7 +63,7 @@ impl EarlyGrads {
     }
 
     /// `node` has been swept: its variable inputs have one use fewer to wait for.
-    fn node_done(&mut self, node: &Node, tape: &TapeGraph, var_grads: &PtrMap<usize, Val>) -> Result<()> {
+    fn node_done(&mut self, node: &Node, tape: &TapeGraph, grads: &PtrMap<GradKey, Val>) -> Result<()> {
         for e in node.inputs.iter().flatten() {
             let Entry::Var(v) = e else { continue };
             let key = var_key(v);
@@ -72,7 +72,7 @@ impl EarlyGrads {
             if *left > 0 {
                 continue;
             }
-            let Some(g) = var_grads.get(&key).and_then(|&val| tape.value(val)) else { continue };
+            let Some(g) = grads.get(&GradKey::Var(key)).and_then(|&val| tape.value(val)) else { continue };
             self.written.push(key);
             if let Some(buf) = write_grad(v, &g)? {
                 (self.hook)(&buf, key)?;
@@ -176,6 +176,20 @@ fn var_key(v: &Arc<Variable>) -> usize {
     Arc::as_ptr(v) as usize
 }
 
+/// Where a gradient is collected: an output of a recorded node, or a variable.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum GradKey {
+    Out(usize, usize),
+    Var(usize),
+}
+
+fn grad_key(e: &Entry) -> GradKey {
+    match e {
+        Entry::Var(v) => GradKey::Var(var_key(v)),
+        Entry::Out(n, i) => GradKey::Out(node_key(n), *i),
+    }
+}
+
 /// Nodes reachable from the heads, in topological order (inputs before users), plus reachable
 /// variables in discovery order. A node freed by an earlier backward is a constant (MXNet clears
 /// its history), so the walk stops there.
@@ -271,47 +285,31 @@ fn sweep(
     let _guard = FlagGuard(set_recording(args.create_graph), set_training(args.train_mode));
     let mut tape = TapeGraph { vals: Vec::new(), current: "", untracked: Vec::new() };
     // Gradient accumulated per (node, output) and per variable.
-    let mut out_grads: PtrMap<(usize, usize), Val> = PtrMap::default();
-    let mut var_grads: PtrMap<usize, Val> = PtrMap::default();
+    let mut grads: PtrMap<GradKey, Val> = PtrMap::default();
 
-    for ((h, e), hg) in heads.iter().zip(&head_entries).zip(head_grads) {
-        let g = match hg {
-            Some(g) => {
-                if g.shape() != h.shape() {
-                    return Err(Error::Shape(format!(
-                        "backward: head gradient has shape {} but the head has shape {}",
-                        fmt_shape(g.shape()),
-                        fmt_shape(h.shape())
-                    )));
-                }
-                if g.dtype() == h.dtype() {
-                    g.clone()
-                } else {
-                    g.astype(h.dtype())
-                }
-            }
-            None => NDArray::ones(h.shape(), h.dtype()),
-        };
+    for (i, ((h, e), hg)) in heads.iter().zip(&head_entries).zip(head_grads).enumerate() {
+        let g = head_gradient(hg.as_ref(), &h.meta(), &format!("head {i}"))?
+            .unwrap_or_else(|| NDArray::ones(h.shape(), h.dtype()));
         let v = tape.push(g);
-        accumulate(&mut tape, e, v, &mut out_grads, &mut var_grads)?;
+        accumulate(&mut Grad::new(&mut tape), &mut grads, grad_key(e), v)?;
     }
 
     for node in order.iter().rev() {
         let key = node_key(node);
         // Output shapes are not stored in the node (recording stays cheap); inference is exact.
         let out_metas = node.op.infer(&node.in_metas)?;
-        let gys: Vec<Option<Val>> = (0..out_metas.len()).map(|i| out_grads.get(&(key, i)).copied()).collect();
+        let gys: Vec<Option<Val>> = (0..out_metas.len()).map(|i| grads.get(&GradKey::Out(key, i)).copied()).collect();
         if gys.iter().all(Option::is_none) {
             if let Some(early) = early.as_mut() {
-                early.node_done(node, &tape, &var_grads)?;
+                early.node_done(node, &tape, &grads)?;
             }
             continue;
         }
         // Clone the snapshots out of the lock: a gradient rule may run user code (Function).
-        let (saved_in, saved_out) = {
+        let (saved_in, saved_out, mut updated) = {
             let saved = node.saved.lock();
             let saved = saved.as_ref().ok_or_else(|| Error::Runtime(NOT_IN_GRAPH.into()))?;
-            (saved.inputs.clone(), saved.outputs.clone())
+            (saved.inputs.clone(), saved.outputs.clone(), saved.updated.clone())
         };
         let gys: Vec<Val> = gys
             .iter()
@@ -338,32 +336,24 @@ fn sweep(
         tape.current = node.op.name();
         tape.untracked.clear();
         tape.untracked.extend(xs.iter().zip(&node.inputs).filter(|(_, e)| e.is_none()).map(|(v, _)| *v));
-        let grads = {
-            let mut g = Grad::new(&mut tape);
-            node.op.grad(&mut g, &xs, &ys, &gys)?
-        };
-        for ((gx, input), meta) in grads.into_iter().zip(&node.inputs).zip(&node.in_metas) {
-            let (Some(gx), Some(entry)) = (gx, input) else { continue };
-            let gx = fit_to_input(&mut Grad::new(&mut tape), gx, meta)?;
-            accumulate(&mut tape, entry, gx, &mut out_grads, &mut var_grads)?;
+        let keys = node.inputs.iter().map(|e| e.as_ref().map(grad_key));
+        propagate(&mut Grad::new(&mut tape), &node.op, &xs, &ys, &gys, keys, &mut grads)?;
+        if !updated.is_empty() && args.train_mode {
+            node.op.update_on_backward(&mut updated, &saved_out)?;
         }
         if let Some(early) = early.as_mut() {
-            early.node_done(node, &tape, &var_grads)?;
+            early.node_done(node, &tape, &grads)?;
         }
     }
 
-    let target_grads = targets.map(|ts| {
-        ts.iter()
-            .map(|t| {
-                let v = match t {
-                    Entry::Var(v) => var_grads.get(&var_key(v)),
-                    Entry::Out(n, i) => out_grads.get(&(node_key(n), *i)),
-                };
-                v.and_then(|&v| tape.value(v))
-            })
-            .collect()
-    });
-    let by_var: PtrMap<usize, NDArray> = var_grads.into_iter().filter_map(|(k, v)| Some((k, tape.value(v)?))).collect();
+    let target_grads =
+        targets.map(|ts| ts.iter().map(|t| grads.get(&grad_key(t)).and_then(|&v| tape.value(v))).collect());
+    let by_var: PtrMap<usize, NDArray> = (grads.into_iter())
+        .filter_map(|(k, v)| match k {
+            GradKey::Var(k) => Some((k, tape.value(v)?)),
+            GradKey::Out(..) => None,
+        })
+        .collect();
     if !args.retain_graph {
         for n in &order {
             *n.saved.lock() = None;
@@ -371,37 +361,6 @@ fn sweep(
     }
     let written = early.map(|e| e.written).unwrap_or_default();
     Ok((vars, by_var, target_grads.unwrap_or_default(), written))
-}
-
-fn accumulate(
-    tape: &mut TapeGraph,
-    entry: &Entry,
-    g: Val,
-    out_grads: &mut PtrMap<(usize, usize), Val>,
-    var_grads: &mut PtrMap<usize, Val>,
-) -> Result<()> {
-    let slot = match entry {
-        Entry::Var(v) => var_grads.entry(var_key(v)),
-        Entry::Out(n, i) => {
-            let k = (node_key(n), *i);
-            return add_into(tape, out_grads.entry(k), g);
-        }
-    };
-    add_into(tape, slot, g)
-}
-
-fn add_into<K>(tape: &mut TapeGraph, slot: std::collections::hash_map::Entry<'_, K, Val>, g: Val) -> Result<()> {
-    match slot {
-        std::collections::hash_map::Entry::Vacant(s) => {
-            s.insert(g);
-        }
-        std::collections::hash_map::Entry::Occupied(mut s) => {
-            let op: OpRef = Arc::new(Binary { kind: BinaryKind::Add, broadcast: false });
-            let sum = tape.apply(op, &[*s.get(), g])?;
-            s.insert(sum[0]);
-        }
-    }
-    Ok(())
 }
 
 /// `autograd.backward`: writes gradients into every reachable variable per its `grad_req`.
@@ -421,18 +380,10 @@ pub fn backward(heads: &[NDArray], head_grads: &[Option<NDArray>], args: Backwar
 fn write_grad(v: &Variable, g: &NDArray) -> Result<Option<NDArray>> {
     let mut slot = v.grad.lock();
     let Some(buf) = slot.as_mut() else { return Ok(None) };
-    match v.req {
-        GradReq::Null => return Ok(None),
-        GradReq::Write => buf.assign_shared(g)?,
-        GradReq::Add => {
-            let sum = crate::ops::run1(
-                &Binary { kind: BinaryKind::Add, broadcast: false },
-                &Default::default(),
-                &[buf.detach(), g.detach()],
-            )?;
-            buf.assign_from(&sum)?;
-        }
+    if v.req == GradReq::Null {
+        return Ok(None);
     }
+    apply_grad_req(buf, v.req, Some(g), GradSource::Fresh)?;
     v.fresh.store(true, Ordering::Relaxed);
     Ok(Some(buf.clone()))
 }

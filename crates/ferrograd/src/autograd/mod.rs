@@ -26,25 +26,7 @@ use crate::error::{Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::{self, Ctx, OpRef, Saves};
 
-/// What `backward` does with a variable's gradient buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GradReq {
-    Null,
-    Write,
-    Add,
-}
-
-impl GradReq {
-    /// Parses MXNet's names; unknown names are a `KeyError`-like value error naming the request.
-    pub fn parse(s: &str) -> Result<GradReq> {
-        match s {
-            "null" => Ok(GradReq::Null),
-            "write" => Ok(GradReq::Write),
-            "add" => Ok(GradReq::Add),
-            _ => Err(Error::Value(format!("'{s}': grad_req must be one of 'null', 'write', 'add'"))),
-        }
-    }
-}
+pub use crate::ops::backprop::GradReq;
 
 /// A leaf marked by `attach_grad` / `mark_variables`.
 pub struct Variable {
@@ -108,9 +90,13 @@ fn release_inputs(inputs: &mut Few<Option<Entry>>, saved: Option<Saved>, stack: 
 
 /// What a node's gradient rule reads. Each list is empty when the op does not need it (the rule
 /// then gets placeholders), so a node that saves nothing allocates nothing for it.
+#[derive(Default)]
 pub(crate) struct Saved {
     pub(crate) inputs: Vec<NDArray>,
     pub(crate) outputs: Vec<NDArray>,
+    /// Live handles (sharing storage, not snapshots) to the inputs the op updates when its
+    /// gradient is taken ([`ops::Op::updated_by_backward`]).
+    pub(crate) updated: Vec<NDArray>,
 }
 
 /// An array's place in the graph: a marked variable or output `i` of a node.
@@ -243,7 +229,7 @@ where), or assign value.detach() if no gradient should flow."
 /// its input or output values (it gets placeholders).
 pub fn record_custom(op: OpRef, inputs: &[NDArray], outs: &mut [NDArray]) {
     if inputs.iter().any(NDArray::has_entry) {
-        attach_node(op, inputs, outs, Saved { inputs: Vec::new(), outputs: Vec::new() });
+        attach_node(op, inputs, outs, Saved::default());
     }
 }
 
@@ -256,6 +242,7 @@ fn record_node<O: ops::Op + 'static>(op: O, inputs: &[NDArray], outs: &mut [NDAr
     let saved = Saved {
         inputs: if keep_in { inputs.iter().map(|x| x.saved_copy(true)).collect() } else { Vec::new() },
         outputs: if keep_out { outs.iter().map(|y| y.saved_copy(false)).collect() } else { Vec::new() },
+        updated: op.updated_by_backward().iter().filter_map(|&i| inputs.get(i)).map(NDArray::detach).collect(),
     };
     attach_node(op, inputs, outs, saved);
 }

@@ -10,10 +10,10 @@ pub mod plan;
 
 use std::collections::HashMap;
 
-use crate::autograd::GradReq;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
-use crate::ops::{fit_to_input, Ctx, Grad, GradGraph, OpRef, Val};
+use crate::ops::backprop::{accumulate, apply_grad_req, head_gradient, propagate, GradReq, GradSource};
+use crate::ops::{Ctx, Grad, GradGraph, OpRef, Val};
 use crate::symbol::infer::in_operator;
 use crate::symbol::{key, output_name, Symbol};
 use plan::StepIo;
@@ -62,8 +62,13 @@ pub struct Executor {
     /// Per head: the value that receives its head gradient (`None`: the head needs none).
     head_grad_vals: Vec<Option<u32>>,
     loss_heads: Vec<bool>,
+    /// Per loss head: the ones used as its head gradient, made at the first backward.
+    loss_ones: Vec<Option<NDArray>>,
     /// Per argument: the value holding its gradient (`None`: zero, or not requested).
     grad_vals: Vec<Option<u32>>,
+    /// Forward steps whose op updates inputs when its gradient is taken (BatchNorm's moving
+    /// statistics), in the order the reverse sweep reaches them; their outputs are kept.
+    backward_updates: Vec<usize>,
     pub planned_bytes: usize,
     pub naive_bytes: usize,
     /// Input and output handles of the running step (kept to reuse their allocations).
@@ -161,6 +166,7 @@ impl Executor {
         }
         let mut head_grad_vals = vec![None; head_vals.len()];
         let mut grads: HashMap<u32, Val> = HashMap::new();
+        let mut backward_updates = Vec::new();
         {
             let mut graph = SymGraph { steps: &mut steps, metas: &mut metas, current: String::new(), needs: &needs };
             for (h, &hv) in head_vals.iter().enumerate() {
@@ -195,15 +201,10 @@ impl Executor {
                 }
                 let xs: Vec<Val> = io.inputs.iter().map(|&v| Val(v)).collect();
                 let ys: Vec<Val> = io.outputs.iter().map(|&v| Val(v)).collect();
-                let gxs = op.grad(&mut g, &xs, &ys, &ogs).map_err(|e| in_operator(&name, e))?;
-                for (gx, &x) in gxs.into_iter().zip(&io.inputs) {
-                    let Some(gx) = gx else { continue };
-                    if !needs[x as usize] {
-                        continue;
-                    }
-                    let meta = g.meta(Val(x));
-                    let gx = fit_to_input(&mut g, gx, &meta)?;
-                    accumulate(&mut g, &mut grads, x, gx)?;
+                let keys = io.inputs.iter().map(|&x| needs[x as usize].then_some(x));
+                propagate(&mut g, op.as_ref(), &xs, &ys, &ogs, keys, &mut grads).map_err(|e| in_operator(&name, e))?;
+                if !op.updated_by_backward().is_empty() {
+                    backward_updates.push(s);
                 }
             }
         }
@@ -229,6 +230,9 @@ impl Executor {
         let mut keep = vec![false; metas.len()];
         head_vals.iter().for_each(|&v| keep[v as usize] = true);
         grad_vals.iter().flatten().for_each(|&v| keep[v as usize] = true);
+        for &s in &backward_updates {
+            steps[s].io.outputs.iter().for_each(|&v| keep[v as usize] = true);
+        }
         let ios: Vec<StepIo> = steps.iter().map(|s| s.io.clone()).collect();
         let p = plan::plan(&ios, &metas, &external, &keep)?;
         let mut storage = p.storage;
@@ -258,8 +262,10 @@ impl Executor {
             output_names,
             head_vals,
             head_grad_vals,
+            loss_ones: vec![None; loss_heads.len()],
             loss_heads,
             grad_vals,
+            backward_updates,
             planned_bytes: p.planned_bytes,
             naive_bytes: p.naive_bytes,
             scratch: (Vec::new(), Vec::new()),
@@ -389,46 +395,24 @@ impl Executor {
         for (h, g) in out_grads.iter().enumerate() {
             let Some(slot) = self.head_grad_vals[h] else { continue };
             let meta = &self.metas[self.head_vals[h] as usize];
-            let g = match g {
-                Some(g) => {
-                    if g.shape() != meta.shape.as_slice() {
-                        return Err(Error::Shape(format!(
-                            "backward: head gradient for '{}' has shape {}, but the output has shape {}",
-                            self.output_names[h],
-                            fmt_shape(g.shape()),
-                            fmt_shape(&meta.shape)
-                        )));
-                    }
-                    if g.dtype() == meta.dtype {
-                        g.clone()
-                    } else {
-                        g.astype(meta.dtype)
-                    }
+            let g = match head_gradient(g.as_ref(), meta, &format!("'{}'", self.output_names[h]))? {
+                Some(g) => g,
+                None if self.loss_heads[h] => {
+                    self.loss_ones[h].get_or_insert_with(|| NDArray::ones(&meta.shape, meta.dtype)).clone()
                 }
-                None if self.loss_heads[h] => NDArray::ones(&meta.shape, meta.dtype),
                 None => return Err(Error::Runtime(NOT_LOSS.into())),
             };
             self.vals[slot as usize] = Some(g);
+        }
+        if is_train {
+            self.update_on_backward()?;
         }
         let ctx = Ctx { is_train };
         self.run(self.n_forward..self.steps.len(), &ctx, &mut |_, _| {})?;
         for i in 0..self.args.len() {
             let Some(dst) = &mut self.grads[i] else { continue };
-            let g = self.grad_vals[i].and_then(|v| self.vals[v as usize].clone());
-            match (self.reqs[i], g) {
-                (GradReq::Null, _) => {}
-                (GradReq::Write, Some(g)) => {
-                    if !g.shares_storage(dst) {
-                        dst.assign_from(&g)?;
-                    }
-                }
-                (GradReq::Write, None) => dst.fill_scalar(0.0),
-                (GradReq::Add, Some(g)) => {
-                    let sum = crate::ops::call("elemwise_add", &[dst.detach(), g.detach()], &[])?;
-                    dst.assign_from(&sum[0])?;
-                }
-                (GradReq::Add, None) => {}
-            }
+            let g = self.grad_vals[i].and_then(|v| self.vals[v as usize].as_ref());
+            apply_grad_req(dst, self.reqs[i], g, GradSource::Reused)?;
         }
         Ok(())
     }
@@ -466,16 +450,25 @@ fn prune_backward(steps: &mut Vec<Step>, n_forward: usize, grad_vals: &[Option<u
     steps.retain(|_| k.next().unwrap_or(true));
 }
 
-fn missing(name: &str) -> Error {
-    Error::Runtime(format!("{name}: an input has not been computed (call forward() first)"))
+impl Executor {
+    /// The in-place updates ops make when their gradient is taken (see
+    /// [`crate::ops::Op::updated_by_backward`]), from the last forward's values: the aux
+    /// inputs are the bound arrays themselves, so the caller's `aux` see the update.
+    fn update_on_backward(&mut self) -> Result<()> {
+        for &s in &self.backward_updates {
+            let st = &self.steps[s];
+            let value = |v: u32| self.vals[v as usize].clone().ok_or_else(|| missing(&st.name));
+            let mut targets = Vec::new();
+            for &i in st.op.updated_by_backward() {
+                targets.push(value(st.io.inputs[i])?);
+            }
+            let outputs = st.io.outputs.iter().map(|&o| value(o)).collect::<Result<Vec<_>>>()?;
+            st.op.update_on_backward(&mut targets, &outputs).map_err(|e| in_operator(&st.name, e))?;
+        }
+        Ok(())
+    }
 }
 
-/// Adds `g` to the gradient collected for value `x`.
-fn accumulate(graph: &mut Grad<'_>, grads: &mut HashMap<u32, Val>, x: u32, g: Val) -> Result<()> {
-    let v = match grads.get(&x) {
-        Some(&prev) => graph.add(prev, g)?,
-        None => g,
-    };
-    grads.insert(x, v);
-    Ok(())
+fn missing(name: &str) -> Error {
+    Error::Runtime(format!("{name}: an input has not been computed (call forward() first)"))
 }

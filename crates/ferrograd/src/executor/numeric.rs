@@ -14,9 +14,9 @@ use ferrograd_kernels::par::{self, Cost};
 use ferrograd_kernels::Element;
 
 use super::{Bindings, Executor};
-use crate::autograd::GradReq;
 use crate::error::{Error, Result};
 use crate::ndarray::NDArray;
+use crate::ops::backprop::GradReq;
 use crate::ops::{Ctx, Op};
 use crate::with_dtype;
 

@@ -8,7 +8,9 @@
 //!
 //! Reading accepts every record version MXNet 1.x reads: V3 (NumPy shapes), V2, V1 and the
 //! magic-less records of the earliest versions. Sparse records (`row_sparse`, `csr`) load as dense
-//! arrays with the same values. Arrays on a GPU load onto the CPU. Truncated or corrupt input is
+//! arrays with the same values; [`load_stored`] also says how each was stored, and
+//! [`save_stored`] writes sparse records (ferrograd's sparse arrays keep their values dense, so
+//! the stored entries are the nonzero ones, with int64 indices). Arrays on a GPU load onto the CPU. Truncated or corrupt input is
 //! an error naming the file and the byte offset; lengths are checked against the bytes that
 //! remain before anything is allocated.
 //!
@@ -34,6 +36,39 @@ use reader::{Body, Reader, Record};
 use crate::error::{fmt_shape, Error, Result};
 use crate::{DType, NDArray};
 
+/// How a record stores its array (MXNet's storage types).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    Dense,
+    /// The rows holding a nonzero, and their row numbers.
+    RowSparse,
+    /// Compressed sparse rows of a 2-D array: values, column numbers, row pointers.
+    Csr,
+}
+
+impl Storage {
+    /// MXNet's name (`stype`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Storage::Dense => "default",
+            Storage::RowSparse => "row_sparse",
+            Storage::Csr => "csr",
+        }
+    }
+
+    /// Parses MXNet's name.
+    pub fn parse(s: &str) -> Result<Storage> {
+        match s {
+            "default" => Ok(Storage::Dense),
+            "row_sparse" => Ok(Storage::RowSparse),
+            "csr" => Ok(Storage::Csr),
+            _ => Err(Error::Value(format!(
+                "unknown storage type '{s}'; valid values are 'csr', 'default' and 'row_sparse'"
+            ))),
+        }
+    }
+}
+
 /// The contents of an NDArray file: a list, or named arrays in file order.
 #[derive(Clone)]
 pub enum Arrays {
@@ -54,29 +89,70 @@ impl Arrays {
 /// Encodes `data` as an NDArray file (V3 records under NumPy shape semantics, else V2, as MXNet).
 pub fn to_bytes(data: &Arrays) -> Vec<u8> {
     let mut out = Vec::new();
-    // ok to ignore: writing into a Vec cannot fail
-    let _ = write(&mut out, data);
+    // ok to ignore: writing into a Vec cannot fail, and dense storage fits every array
+    let _ = write(&mut out, data, &[]);
     out
 }
 
-fn write<W: std::io::Write>(out: &mut W, data: &Arrays) -> std::io::Result<()> {
+/// [`to_bytes`] with the storage of each array (`storage[i]`; missing entries are dense).
+pub fn to_bytes_stored(data: &Arrays, storage: &[Storage]) -> Result<Vec<u8>> {
+    check_storage(data, storage)?;
+    let mut out = Vec::new();
+    write(&mut out, data, storage).map_err(|e| Error::Runtime(format!("nd.save: {e}")))?;
+    Ok(out)
+}
+
+fn write<W: std::io::Write>(out: &mut W, data: &Arrays, storage: &[Storage]) -> std::io::Result<()> {
     let keys: Vec<&str> = match data {
         Arrays::List(_) => Vec::new(),
         Arrays::Dict(v) => v.iter().map(|(k, _)| k.as_str()).collect(),
     };
-    writer::file(out, &data.arrays(), &keys, crate::np_shape())
+    writer::file(out, &data.arrays(), storage, &keys, crate::np_shape())
+}
+
+/// Sparse storage needs an array it can describe: csr a 2-D one, row_sparse at least one axis.
+fn check_storage(data: &Arrays, storage: &[Storage]) -> Result<()> {
+    for (a, s) in data.arrays().into_iter().zip(storage) {
+        let fits = match s {
+            Storage::Dense => true,
+            Storage::RowSparse => a.ndim() >= 1,
+            Storage::Csr => a.ndim() == 2,
+        };
+        if !fits {
+            return Err(Error::Value(format!(
+                "nd.save: a {} array must be {}, got shape {}",
+                s.name(),
+                if *s == Storage::Csr { "2-D" } else { "at least 1-D" },
+                fmt_shape(a.shape())
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Writes `data` to the file `path`, encoding as it writes (no whole-file buffer).
 pub fn save(path: impl AsRef<Path>, data: &Arrays) -> Result<()> {
+    save_stored(path, data, &[])
+}
+
+/// [`save`] with the storage of each array (`storage[i]`; missing entries are dense): sparse
+/// arrays are written as MXNet's sparse records, which MXNet loads as `CSRNDArray` /
+/// `RowSparseNDArray`.
+pub fn save_stored(path: impl AsRef<Path>, data: &Arrays, storage: &[Storage]) -> Result<()> {
+    check_storage(data, storage)?;
     let path = path.as_ref();
     let cannot = |e: std::io::Error| Error::Runtime(format!("nd.save: cannot write '{}': {e}", path.display()));
     let mut file = std::io::BufWriter::new(std::fs::File::create(path).map_err(cannot)?);
-    write(&mut file, data).and_then(|()| std::io::Write::flush(&mut file)).map_err(cannot)
+    write(&mut file, data, storage).and_then(|()| std::io::Write::flush(&mut file)).map_err(cannot)
 }
 
 /// Reads the NDArray file `path`, decoding as it reads (the file's bytes are not held in memory).
 pub fn load(path: impl AsRef<Path>) -> Result<Arrays> {
+    load_stored(path).map(|(a, _)| a)
+}
+
+/// [`load`], also returning how the file stored each array (in file order).
+pub fn load_stored(path: impl AsRef<Path>) -> Result<(Arrays, Vec<Storage>)> {
     let path = path.as_ref();
     let cannot = |e: std::io::Error| Error::Runtime(format!("nd.load: cannot read '{}': {e}", path.display()));
     let file = std::fs::File::open(path).map_err(cannot)?;
@@ -89,10 +165,15 @@ pub fn load(path: impl AsRef<Path>) -> Result<Arrays> {
 
 /// Decodes an NDArray file held in memory; `source` names it in errors (`"file 'x.params'"`).
 pub fn from_bytes(bytes: &[u8], source: &str) -> Result<Arrays> {
+    from_bytes_stored(bytes, source).map(|(a, _)| a)
+}
+
+/// [`from_bytes`], also returning how the file stored each array (in file order).
+pub fn from_bytes_stored(bytes: &[u8], source: &str) -> Result<(Arrays, Vec<Storage>)> {
     decode(Reader::new(bytes, source), source)
 }
 
-fn decode(mut r: Reader<'_>, source: &str) -> Result<Arrays> {
+fn decode(mut r: Reader<'_>, source: &str) -> Result<(Arrays, Vec<Storage>)> {
     let magic = r.u64("the file header")?;
     if magic != writer::FILE_MAGIC {
         return Err(r.corrupt(0, format!("not an MXNet NDArray file (header {magic:#x}, expected 0x112)")));
@@ -113,23 +194,25 @@ fn decode(mut r: Reader<'_>, source: &str) -> Result<Arrays> {
         let key = std::str::from_utf8(&text).map_err(|_| r.corrupt(at, format!("key #{i} is not UTF-8")))?;
         keys.push(key.to_owned());
     }
-    if keys.is_empty() {
+    let storage = records.iter().map(|rec| rec.storage).collect();
+    let arrays = if keys.is_empty() {
         let arrays = records.into_iter().enumerate().map(|(i, rec)| resolve(rec, &format!("#{i}"), source));
-        Ok(Arrays::List(arrays.collect::<Result<_>>()?))
+        Arrays::List(arrays.collect::<Result<_>>()?)
     } else {
         let pairs = keys.into_iter().zip(records).map(|(k, rec)| {
             let a = resolve(rec, &format!("'{k}'"), source)?;
             Ok((k, a))
         });
-        Ok(Arrays::Dict(pairs.collect::<Result<_>>()?))
-    }
+        Arrays::Dict(pairs.collect::<Result<_>>()?)
+    };
+    Ok((arrays, storage))
 }
 
 /// One record on its own (MXNet's pickled state of an NDArray, `__getstate__()['handle']`).
 pub fn array_to_bytes(a: &NDArray) -> Vec<u8> {
     let mut out = Vec::new();
     // ok to ignore: writing into a Vec cannot fail
-    let _ = writer::record(&mut out, a, crate::np_shape(), &mut Vec::new());
+    let _ = writer::record(&mut out, a, Storage::Dense, crate::np_shape(), &mut Vec::new());
     out
 }
 

@@ -6,7 +6,7 @@ use std::fmt::Display;
 use std::io::{BufReader, Read};
 
 use super::codec::{self, CodeType, LeBytes};
-use super::sparse;
+use super::{sparse, Storage};
 use crate::error::{Error, Result};
 use crate::{with_dtype, Buffer, NDArray};
 
@@ -205,6 +205,8 @@ pub(crate) enum Body {
 pub(crate) struct Record {
     pub offset: usize,
     pub version: Version,
+    /// How the file stored the array (its values always load dense).
+    pub storage: Storage,
     pub body: Body,
 }
 
@@ -242,10 +244,10 @@ pub(crate) fn record(r: &mut Reader<'_>, index: usize) -> Result<Record> {
         Version::V2 | Version::V3 => r.i32("the storage type")?,
         _ => 0,
     };
-    let n_aux = match stype {
-        0 => 0,
-        1 => 1, // row_sparse: row indices
-        2 => 2, // csr: row pointers, column indices
+    let (storage, n_aux) = match stype {
+        0 => (Storage::Dense, 0),
+        1 => (Storage::RowSparse, 1), // row indices
+        2 => (Storage::Csr, 2),       // row pointers, column indices
         s => return Err(r.corrupt(stype_at, format!("unknown storage type {s} for array #{index}"))),
     };
     if n_aux > 0 {
@@ -253,7 +255,7 @@ pub(crate) fn record(r: &mut Reader<'_>, index: usize) -> Result<Record> {
     }
     let shape_at = r.pos();
     let Some(shape) = r.shape(version, &format!("the shape of array #{index}"))? else {
-        return Ok(Record { offset, version, body: Body::None });
+        return Ok(Record { offset, version, storage, body: Body::None });
     };
     r.take(8, "the device")?; // device type and id: every array loads onto the CPU
     let type_at = r.pos();
@@ -296,7 +298,7 @@ pub(crate) fn record(r: &mut Reader<'_>, index: usize) -> Result<Record> {
             for a in &aux {
                 r.skip(block_len(r, shape_at, a.len, a.width, index)?, &what)?;
             }
-            return Ok(Record { offset, version, body: Body::Unsupported(name) });
+            return Ok(Record { offset, version, storage, body: Body::Unsupported(name) });
         }
     };
     let array = if n_aux == 0 {
@@ -312,5 +314,5 @@ pub(crate) fn record(r: &mut Reader<'_>, index: usize) -> Result<Record> {
         let sp = sparse::Sparse { shape: &shape, dtype, data: &data, aux: &aux_refs };
         sparse::densify(&sp).map_err(|msg| r.corrupt(offset, format!("sparse array #{index}: {msg}")))?
     };
-    Ok(Record { offset, version, body: Body::Array(array) })
+    Ok(Record { offset, version, storage, body: Body::Array(array) })
 }

@@ -1,7 +1,9 @@
-//! MXNet's sparse records (`row_sparse`, `csr`), loaded as dense arrays: ferrograd's arrays are
-//! all dense, and the values are what a user of the file needs.
+//! MXNet's sparse records (`row_sparse`, `csr`): loaded as dense arrays (ferrograd's arrays keep
+//! their values dense, and the values are what a user of the file needs), and written from dense
+//! values (the stored entries are the nonzero ones).
 
 use super::codec::{self, LeBytes};
+use super::Storage;
 use crate::dtype::DType;
 use crate::{with_dtype, Buffer, NDArray};
 
@@ -98,4 +100,47 @@ fn scatter_csr<T: LeBytes>(
         }
     }
     Ok(())
+}
+
+/// What a sparse record of `storage` stores for the row-major `values` of `shape`: the stored
+/// values, the index arrays in file order (row_sparse: row numbers; csr: row pointers, then
+/// column numbers) and the storage shape. `shape` must fit (`csr`: 2-D; `row_sparse`: ≥ 1-D).
+pub(crate) fn components<T: Copy + Default + PartialEq>(
+    values: &[T],
+    shape: &[usize],
+    storage: Storage,
+) -> (Vec<T>, Vec<Vec<i64>>, Vec<usize>) {
+    let zero = T::default();
+    match (storage, shape) {
+        (Storage::Csr, &[rows, cols]) => {
+            let (mut stored, mut col_ids, mut indptr) = (Vec::new(), Vec::new(), vec![0i64]);
+            for r in 0..rows {
+                for (c, &v) in values[r * cols..(r + 1) * cols].iter().enumerate() {
+                    if v != zero {
+                        stored.push(v);
+                        col_ids.push(c as i64);
+                    }
+                }
+                indptr.push(stored.len() as i64);
+            }
+            let nnz = stored.len();
+            (stored, vec![indptr, col_ids], vec![nnz])
+        }
+        _ => {
+            let row_len: usize = shape.iter().skip(1).product();
+            let mut stored = Vec::new();
+            let mut row_ids = Vec::new();
+            for (r, row) in values.chunks(row_len.max(1)).enumerate().take(shape.first().copied().unwrap_or(0)) {
+                if row_len > 0 && row.iter().any(|&v| v != zero) {
+                    stored.extend_from_slice(row);
+                    row_ids.push(r as i64);
+                }
+            }
+            let mut stored_shape = shape.to_vec();
+            if let Some(first) = stored_shape.first_mut() {
+                *first = row_ids.len();
+            }
+            (stored, vec![row_ids], stored_shape)
+        }
+    }
 }

@@ -8,6 +8,7 @@ use ferrograd_kernels::matmul::{gemm, matmul_generic};
 use ferrograd_kernels::Layout;
 
 use super::params::{OpDef, OpParams};
+use super::widen::{forward_widened, wider};
 use super::{AttrValue, Ctx, Grad, Op, Saves, Val};
 use super::{Attrs, OpRef};
 use crate::dtype::DType;
@@ -183,7 +184,7 @@ impl Op for Dot {
         Ok(vec![Meta::new(&shape, a.dtype)])
     }
 
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (mut a, mut b) = (inputs[0].clone(), inputs[1].clone());
         let (va, vb) = loop {
             match (self.view(a.layout(), true), self.view(b.layout(), false)) {
@@ -195,9 +196,8 @@ impl Op for Dot {
         };
         let (m, k, n) = (va.rows, va.cols, vb.cols);
         let dt = a.dtype();
-        if dt == DType::F16 {
-            let y = super::run1(self, &Ctx::default(), &[a.astype(DType::F32), b.astype(DType::F32)])?;
-            return outputs[0].write_from(&y);
+        if let Some(wide) = wider(dt) {
+            return forward_widened(self, ctx, &[a, b], outputs, dt, wide);
         }
         let (sa, sb) = (a.snapshot(), b.snapshot());
         with_dtype!(dt, T => {

@@ -26,6 +26,7 @@ macro_rules! float_kernel {
 }
 
 pub mod attrs;
+pub mod backprop;
 pub mod binary;
 pub mod broadcast;
 pub mod common;
@@ -57,6 +58,7 @@ pub mod select;
 pub mod slice;
 pub mod sparse_dot;
 pub mod unary;
+pub mod widen;
 
 use std::sync::Arc;
 
@@ -158,6 +160,18 @@ pub trait Op: Send + Sync + std::fmt::Debug {
     fn saves(&self) -> Saves {
         Saves::InputsAndOutputs
     }
+    /// Inputs the op updates in place when its gradient is taken rather than in its forward
+    /// (MXNet's `BatchNorm` folds the batch statistics into its moving averages in the backward
+    /// pass). Both reverse sweeps keep live handles to these inputs and call
+    /// [`Op::update_on_backward`] once per backward pass through the op. Empty for almost every op.
+    fn updated_by_backward(&self) -> &'static [usize] {
+        &[]
+    }
+    /// The update announced by [`Op::updated_by_backward`]: `targets` are live handles to those
+    /// inputs (in that order), `outputs` the forward's outputs.
+    fn update_on_backward(&self, _targets: &mut [NDArray], _outputs: &[NDArray]) -> Result<()> {
+        Ok(())
+    }
     /// Whether the op draws random numbers (two runs on equal inputs may differ).
     fn is_random(&self) -> bool {
         false
@@ -236,6 +250,12 @@ impl Op for OpRef {
     }
     fn saves(&self) -> Saves {
         (**self).saves()
+    }
+    fn updated_by_backward(&self) -> &'static [usize] {
+        (**self).updated_by_backward()
+    }
+    fn update_on_backward(&self, targets: &mut [NDArray], outputs: &[NDArray]) -> Result<()> {
+        (**self).update_on_backward(targets, outputs)
     }
     fn is_random(&self) -> bool {
         (**self).is_random()

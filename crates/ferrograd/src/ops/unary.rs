@@ -14,6 +14,7 @@ use ferrograd_kernels::Element;
 
 use super::binary::BinaryKind;
 use super::params::{NoParams, OpDef, OpParams};
+use super::widen::forward_widened;
 use super::AttrValue;
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
@@ -221,7 +222,7 @@ impl Op for Unary {
         Ok(vec![inputs[0].clone()])
     }
 
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let x = &inputs[0];
         match x.dtype() {
             DType::F32 => {
@@ -229,10 +230,7 @@ impl Op for Unary {
                 let s = src.typed::<f32>()?;
                 outputs[0].write_out::<f32, _>(|o| forward_f32(self.kind, s, x.layout(), o))
             }
-            DType::F16 => {
-                let y = super::run1(self, &Ctx::default(), &[x.astype(DType::F32)])?;
-                outputs[0].write_from(&y)
-            }
+            DType::F16 => forward_widened(self, ctx, inputs, outputs, DType::F16, DType::F32),
             DType::F64 => {
                 let src = x.snapshot();
                 let s = src.typed::<f64>()?;

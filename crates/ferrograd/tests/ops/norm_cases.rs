@@ -97,7 +97,14 @@ pub fn batch_norm(name: &'static str) {
                     check_arr(&format!("{what} mean"), &outs[1], &[c], dt, &r.mean, rtol, atol);
                     check_arr(&format!("{what} var"), &outs[2], &[c], dt, &r.var, rtol, atol);
                     assert_eq!(outs[3].to_f64_vec(), vec![if uses_batch { 1.0 } else { 0.0 }], "{what} flag");
-                    // Moving statistics: updated in place only when batch statistics were used.
+                    // Moving statistics: the forward leaves them alone; the backward's update
+                    // folds in the batch statistics only when the forward used them.
+                    check_arr(&format!("{what} moving_mean after forward"), &amm, &[c], dt, &mm, rtol, atol);
+                    check_arr(&format!("{what} moving_var after forward"), &amv, &[c], dt, &mv, rtol, atol);
+                    let updated = op.updated_by_backward();
+                    assert_eq!(updated, if global { &[][..] } else { &[3, 4][..] }, "{what}");
+                    let mut targets: Vec<NDArray> = updated.iter().map(|&i| ins[i].clone()).collect();
+                    op.update_on_backward(&mut targets, &outs).unwrap();
                     check_arr(&format!("{what} moving_mean"), &amm, &[c], dt, &r.mm, rtol, atol);
                     check_arr(&format!("{what} moving_var"), &amv, &[c], dt, &r.mv, rtol, atol);
                 }

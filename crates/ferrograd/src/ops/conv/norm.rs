@@ -125,12 +125,12 @@ fn norm_grad(g: &mut Grad<'_>, a: NormGrad) -> Result<(Val, Option<Val>, Val)> {
 /// variance in training, the moving statistics otherwise; visible with `output_mean_var=True`),
 /// then a hidden 0/1 flag telling the gradient rule which case ran.
 ///
-/// **Moving statistics** are updated in place during the *forward* pass when training
-/// (`autograd.is_training()` / `is_train=True`) and `use_global_stats=False`:
-/// `moving = moving·momentum + batch·(1 - momentum)` (batch variance biased, `momentum` rounded
-/// to float32 as MXNet stores it). MXNet applies the same update in the backward pass instead,
-/// so after forward + backward both hold the same statistics. In prediction, or
-/// with `use_global_stats=True`, they are read only. With `fix_gamma=True` (the default) gamma is
+/// **Moving statistics** are updated in place, as in MXNet, by the *backward* pass through a
+/// forward that ran in training (`autograd.is_training()` / `is_train=True`) with
+/// `use_global_stats=False`: `moving = moving·momentum + batch·(1 - momentum)` (batch variance
+/// biased, `momentum` rounded to float32 as MXNet stores it), once per backward (twice for two
+/// backwards of a retained graph). A forward alone never changes them; in prediction, or with
+/// `use_global_stats=True`, they are read only. With `fix_gamma=True` (the default) gamma is
 /// treated as 1 and receives a zero gradient.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BatchNorm {
@@ -233,27 +233,48 @@ impl Op for BatchNorm {
             write_vec::<T>(&mut outputs[1], &means)?;
             write_vec::<T>(&mut outputs[2], &vars)?;
             write_vec::<T>(&mut outputs[3], &[if train { 1.0 } else { 0.0 }])?;
-            if train {
-                let mom = self.momentum as f32 as f64; // a float32 parameter in MXNet
-                for (k, batch) in [(3, &means), (4, &vars)] {
-                    let mut h = inputs[k].clone();
-                    h.write(|buf, l| {
-                        if let Some(s) = buf.slice_mut::<T>() {
-                            for (i, &bs) in batch.iter().enumerate() {
-                                let pos = (l.offset as isize + i as isize * l.strides.first().copied().unwrap_or(0)) as usize;
-                                if let Some(e) = s.get_mut(pos) {
-                                    *e = (ferrograd_kernels::Element::to_f64(*e) * mom + bs * (1.0 - mom)) as T;
-                                }
-                            }
-                        }
-                    });
-                }
-            }
             Ok(())
         })
     }
     fn saves(&self) -> Saves {
         Saves::InputsAndOutputs
+    }
+    fn updated_by_backward(&self) -> &'static [usize] {
+        if self.use_global_stats {
+            &[]
+        } else {
+            &[3, 4]
+        }
+    }
+    /// `moving = moving·momentum + batch·(1 - momentum)` for the mean and the biased variance,
+    /// when the forward computed batch statistics (the flag output is 1).
+    fn update_on_backward(&self, targets: &mut [NDArray], outputs: &[NDArray]) -> Result<()> {
+        let [mean, var] = targets else { return Ok(()) };
+        let (Some(batch_mean), Some(batch_var), Some(flag)) = (outputs.get(1), outputs.get(2), outputs.get(3)) else {
+            return Ok(());
+        };
+        if flag.to_f64_vec().first() != Some(&1.0) {
+            return Ok(());
+        }
+        let mom = self.momentum as f32 as f64; // a float32 parameter in MXNet
+        for (moving, batch) in [(mean, batch_mean), (var, batch_var)] {
+            let batch = batch.to_f64_vec();
+            float_kernel!(self.name(), moving.dtype(), T => {
+                moving.write(|buf, l| {
+                    let step = l.strides.first().copied().unwrap_or(0);
+                    if let Some(s) = buf.slice_mut::<T>() {
+                        for (i, &b) in batch.iter().enumerate() {
+                            let pos = (l.offset as isize + i as isize * step) as usize;
+                            if let Some(e) = s.get_mut(pos) {
+                                *e = (ferrograd_kernels::Element::to_f64(*e) * mom + b * (1.0 - mom)) as T;
+                            }
+                        }
+                    }
+                });
+                Ok(())
+            })?;
+        }
+        Ok(())
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
         let bw = BatchNormBackward { eps: self.eps, fix_gamma: self.fix_gamma, axis: self.axis };

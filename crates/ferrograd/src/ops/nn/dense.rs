@@ -20,18 +20,10 @@ use crate::ndarray::{Meta, NDArray};
 use crate::ops::attrs::fmt_float;
 use crate::ops::indexing::{Take, TakeGrad, TakeMode};
 use crate::ops::params::{OpDef, OpParams, ParamEnum};
+use crate::ops::widen::{forward_widened, wider};
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 
 /// Recomputes `op` in float32 for float16 inputs and casts the outputs back.
-fn via_f32(op: &dyn Op, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-    let xs: Vec<NDArray> = inputs.iter().map(|x| x.astype(DType::F32)).collect();
-    let outs = crate::ops::run(op, &Ctx::default(), &xs)?;
-    for (o, r) in outputs.iter_mut().zip(outs) {
-        o.write_from(&r)?;
-    }
-    Ok(())
-}
-
 fn same_dtype(op: &str, names: &[&str], metas: &[Meta]) -> Result<()> {
     float_only(op, names[0], metas[0].dtype)?;
     for (n, m) in names.iter().zip(metas).skip(1) {
@@ -124,10 +116,10 @@ impl Op for FullyConnected {
         }
         Ok(vec![Meta::new(&out, inputs[0].dtype)])
     }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let dt = inputs[0].dtype();
-        if dt == DType::F16 {
-            return via_f32(self, inputs, outputs);
+        if let Some(wide) = wider(dt) {
+            return forward_widened(self, ctx, inputs, outputs, dt, wide);
         }
         let (m, k, _) = self.dims(inputs[0].shape())?;
         let h = self.num_hidden;
@@ -291,10 +283,10 @@ impl Op for LinalgGemm2 {
         let (.., out) = self.dims(&inputs[0].shape, &inputs[1].shape)?;
         Ok(vec![Meta::new(&out, inputs[0].dtype)])
     }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let dt = inputs[0].dtype();
-        if dt == DType::F16 {
-            return via_f32(self, inputs, outputs);
+        if let Some(wide) = wider(dt) {
+            return forward_widened(self, ctx, inputs, outputs, dt, wide);
         }
         let (batch, m, k, n, _) = self.dims(inputs[0].shape(), inputs[1].shape())?;
         let (ba, ra) = dense(&inputs[0]);

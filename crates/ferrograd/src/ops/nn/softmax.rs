@@ -21,6 +21,7 @@ use crate::ndarray::view::normalize_axis;
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::attrs::fmt_float;
 use crate::ops::params::{Builder, OpDef, OpParams, ParamEnum};
+use crate::ops::widen::forward_widened;
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 
 /// Float element types the softmax kernels run on natively.
@@ -433,7 +434,7 @@ impl Op for SoftmaxGrad {
         normalize_axis(self.name(), self.axis, g.shape.len())?;
         Ok(vec![g.clone()])
     }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (g, y) = (&inputs[0], &inputs[1]);
         let axis = normalize_axis(self.name(), self.axis, g.ndim())?;
         let dims = super::split3(g.shape(), axis);
@@ -449,10 +450,7 @@ impl Op for SoftmaxGrad {
                 let (gs, ys) = (&bg.typed::<f64>()?[rg], &by.typed::<f64>()?[ry]);
                 outputs[0].write_out::<f64, _>(|o| softmax_grad_kernel(gs, ys, o, dims, s, log))
             }
-            _ => {
-                let r = crate::ops::run1(self, &Ctx::default(), &[g.astype(DType::F32), y.astype(DType::F32)])?;
-                outputs[0].write_from(&r)
-            }
+            dt => forward_widened(self, ctx, inputs, outputs, dt, DType::F32),
         }
     }
     fn saves(&self) -> Saves {
