@@ -303,8 +303,9 @@ def test_export_of_imported_memory_keeps_source_alive():
     a = np.arange(10, dtype=np.float32)
     ref = weakref.ref(a)
     x = nd.from_numpy(a)
-    e = x.to_numpy()
+    # DLPack first: exporting a buffer a snapshot already holds would copy it (consumers may write).
     cap = x.__dlpack__()
+    e = x.to_numpy()
     del a, x
     gc.collect()
     assert ref() is not None and e[9] == 9

@@ -14,7 +14,7 @@ use crate::errors::{enter, enter_with_gil, has_history};
 use crate::ndarray::PyNDArray;
 
 fn arrays(xs: &[PyRef<'_, PyNDArray>]) -> Vec<NDArray> {
-    xs.iter().map(|x| x.inner.clone()).collect()
+    xs.iter().map(|x| x.array()).collect()
 }
 
 #[pyfunction]
@@ -41,33 +41,34 @@ fn _ag_is_training() -> bool {
 /// gradient for it can be used (hybridized blocks skip input gradients nobody reads).
 #[pyfunction]
 fn _ag_in_graph(x: PyRef<'_, PyNDArray>) -> bool {
-    x.inner.entry().is_some()
+    x.with(NDArray::has_entry)
 }
 
 /// Marks `var` as a fresh leaf whose gradient goes into `grad` (by reference).
 #[pyfunction]
 fn _ag_mark_variable(var: &Bound<'_, PyNDArray>, grad: PyRef<'_, PyNDArray>, req: &str) -> PyResult<()> {
     let py = var.py();
-    let g = grad.inner.clone();
+    let g = grad.array();
     drop(grad);
+    let me = var.get();
+    let shape = me.array().shape().to_vec();
     enter_with_gil(py, || {
         let req = GradReq::parse(req)?;
         let g = g.detach();
-        let mut me = var.borrow_mut();
-        if g.shape() != me.inner.shape() {
+        if g.shape() != shape.as_slice() {
             return Err(Error::Shape(format!(
                 "mark_variables: gradient buffer has shape {} but the variable has shape {}",
                 ferrograd::error::fmt_shape(g.shape()),
-                ferrograd::error::fmt_shape(me.inner.shape())
+                ferrograd::error::fmt_shape(&shape)
             )));
         }
-        me.inner.set_entry(Some(Entry::variable(g, req)));
+        drop(me.set_entry(Some(Entry::variable(g, req))));
         Ok(())
     })
 }
 
 fn head_grad_arrays(head_grads: &[Option<PyRef<'_, PyNDArray>>]) -> Vec<Option<NDArray>> {
-    head_grads.iter().map(|g| g.as_ref().map(|g| g.inner.clone())).collect()
+    head_grads.iter().map(|g| g.as_ref().map(|g| g.array())).collect()
 }
 
 #[pyfunction]
@@ -102,7 +103,7 @@ fn _ag_set_grad_ready_hook(hook: Option<Py<PyAny>>) {
 /// The id a grad-ready hook receives for the marked variable `x` (None if `x` is not one).
 #[pyfunction]
 fn _ag_variable_id(x: PyRef<'_, PyNDArray>) -> Option<usize> {
-    x.inner.entry().and_then(|e| e.variable_id())
+    x.array().entry().and_then(|e| e.variable_id())
 }
 
 fn hook_error(py: Python<'_>, e: PyErr) -> Error {
@@ -131,7 +132,7 @@ fn _ag_grad(
 #[pyfunction]
 fn _ag_get_symbol(x: PyRef<'_, PyNDArray>) -> PyResult<crate::symbol::PySymbol> {
     let py = x.py();
-    let hs = [x.inner.clone()];
+    let hs = [x.array()];
     drop(x);
     let sym = enter(py, has_history(&hs), || autograd::history_symbol(&hs[0]))?;
     Ok(crate::symbol::PySymbol { inner: sym })
@@ -141,7 +142,7 @@ fn _ag_get_symbol(x: PyRef<'_, PyNDArray>) -> PyResult<crate::symbol::PySymbol> 
 #[pyfunction]
 fn _ag_get_symbol_json(x: PyRef<'_, PyNDArray>) -> PyResult<String> {
     let py = x.py();
-    let hs = [x.inner.clone()];
+    let hs = [x.array()];
     drop(x);
     enter(py, has_history(&hs), || autograd::history_json(&hs[0]))
 }
@@ -150,10 +151,10 @@ fn _ag_get_symbol_json(x: PyRef<'_, PyNDArray>) -> PyResult<String> {
 /// same autograd entry.
 #[pyfunction]
 fn _view_as<'py>(cls: &Bound<'py, PyType>, x: PyRef<'_, PyNDArray>) -> PyResult<Bound<'py, PyAny>> {
-    let inner = x.inner.clone();
+    let inner = x.array();
     drop(x);
     let obj = cls.call0()?;
-    obj.cast::<PyNDArray>()?.borrow_mut().inner = inner;
+    obj.cast::<PyNDArray>()?.get().set_array(inner);
     Ok(obj)
 }
 
@@ -206,7 +207,7 @@ impl PyFunctionOp {
                             item.get_type().name().map(|n| n.to_string()).unwrap_or_default()
                         ))
                     })?;
-                    let g = g.borrow().inner.clone();
+                    let g = g.get().array();
                     if g.shape() != &meta.shape[..] {
                         return Err(Error::Shape(format!(
                             "Function.backward: gradient {i} has shape {} but input {i} has shape {}",
@@ -279,7 +280,7 @@ fn _ag_record_function(
 ) -> PyResult<()> {
     let xs = arrays(&inputs);
     drop(inputs);
-    let ys: Vec<NDArray> = outputs.iter().map(|y| y.borrow().inner.clone()).collect();
+    let ys: Vec<NDArray> = outputs.iter().map(|y| y.get().array()).collect();
     let ys = enter_with_gil(py, move || {
         let mut ys: Vec<NDArray> = ys.iter().map(NDArray::detach).collect();
         let op = PyFunctionOp {
@@ -291,7 +292,7 @@ fn _ag_record_function(
         Ok::<_, Error>(ys)
     })?;
     for (obj, y) in outputs.iter().zip(ys) {
-        obj.borrow_mut().inner = y;
+        obj.get().set_array(y);
     }
     Ok(())
 }
@@ -310,16 +311,13 @@ pub mod methods {
             ));
         }
         let req = GradReq::parse(grad_req).map_err(|_| unknown_grad_req(py, "attach_grad", grad_req))?;
-        let (shape, dtype) = {
-            let me = slf.borrow();
-            (me.inner.shape().to_vec(), me.inner.dtype())
-        };
+        let (shape, dtype) = slf.get().with(|x| (x.shape().to_vec(), x.dtype()));
         let n = shape.iter().product();
         let buf = enter(py, crate::errors::is_heavy(n), || NDArray::try_full("attach_grad", &shape, dtype, 0.0))?;
-        let mut me = slf.borrow_mut();
+        let old = slf.get().set_entry(Some(Entry::variable(buf, req)));
         // Replacing the entry may free a recorded history (inside the guard: a graph drop is core work).
         enter_with_gil(py, || {
-            me.inner.set_entry(Some(Entry::variable(buf, req)));
+            drop(old);
             Ok::<_, Error>(())
         })
     }
@@ -338,15 +336,15 @@ pub mod methods {
     }
 
     pub fn grad(py: Python<'_>, slf: &PyNDArray) -> PyResult<Option<PyNDArray>> {
-        enter_with_gil(py, || Ok::<_, Error>(slf.inner.entry().and_then(|e| e.grad_buffer()).map(PyNDArray::new)))
+        enter_with_gil(py, || Ok::<_, Error>(slf.array().entry().and_then(|e| e.grad_buffer()).map(PyNDArray::new)))
     }
 
     pub fn fresh_grad(slf: &PyNDArray) -> bool {
-        slf.inner.entry().is_some_and(|e| e.fresh_grad())
+        slf.with(|x| x.entry()).is_some_and(|e| e.fresh_grad())
     }
 
     pub fn set_fresh_grad(slf: &PyNDArray, on: bool) {
-        if let Some(e) = slf.inner.entry() {
+        if let Some(e) = slf.with(NDArray::entry) {
             e.set_fresh_grad(on);
         }
     }
@@ -360,8 +358,8 @@ pub mod methods {
         train_mode: bool,
     ) -> PyResult<()> {
         let py = slf.py();
-        let hs = [slf.borrow().inner.clone()];
-        let gs = [out_grad.map(|g| g.inner.clone())];
+        let hs = [slf.get().array()];
+        let gs = [out_grad.map(|g| g.array())];
         let args = BackwardArgs { retain_graph, create_graph: false, train_mode };
         enter(py, has_history(&hs), || autograd::backward(&hs, &gs, args))
     }

@@ -80,25 +80,23 @@ pub fn getitem(py: Python<'_>, x: &NDArray, key: &Bound<'_, PyAny>) -> PyResult<
 /// `x[key] = value`: writes into x's storage (seen by every view of x).
 pub fn setitem(slf: &Bound<'_, PyNDArray>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = slf.py();
-    let (shape, dtype) = {
-        let me = slf.borrow();
-        (me.inner.shape().to_vec(), me.inner.dtype())
-    };
+    let (shape, dtype) = slf.get().with(|x| (x.shape().to_vec(), x.dtype()));
     let items = parse_key(key)?;
     // The value as given: its conversion below may be a fresh array without autograd history.
-    let given: Option<NDArray> = value.cast::<PyNDArray>().ok().map(|v| v.borrow().inner.clone());
+    let given: Option<NDArray> = value.cast::<PyNDArray>().ok().map(|v| v.get().array());
     let src = if value.is_instance_of::<PyInt>() || value.is_instance_of::<pyo3::types::PyFloat>() {
         NDArray::full(&[], dtype, value.extract::<f64>()?)
     } else {
         convert::array_from_py(value, Some(dtype))?
     };
     let basic = enter_with_gil(py, || adv::basic_args(&shape, &items))?;
-    let mut me = slf.borrow_mut();
-    let target = &mut me.inner;
-    enter_with_gil(py, || ferrograd::autograd::check_inplace(target, Some(given.as_ref().unwrap_or(&src))))?;
-    let work = src.size().max(target.size());
-    enter(py, is_heavy(work), move || match basic {
-        Some(args) => target.assign_index(&args, &src),
-        None => adv::assign(target, &items, &src),
+    // One step with respect to other threads writing this array (`ndarray_sync`).
+    crate::ndarray_sync::update_storage(py, slf.get(), |target| {
+        enter_with_gil(py, || ferrograd::autograd::check_inplace(target, Some(given.as_ref().unwrap_or(&src))))?;
+        let work = src.size().max(target.size());
+        enter(py, is_heavy(work), move || match basic {
+            Some(args) => target.assign_index(&args, &src),
+            None => adv::assign(target, &items, &src),
+        })
     })
 }

@@ -35,7 +35,7 @@ fn _nd_save(
     keys: Option<Vec<String>>,
     stypes: Option<Vec<String>>,
 ) -> PyResult<()> {
-    let arrays: Vec<_> = arrays.iter().map(|a| a.inner.clone()).collect();
+    let arrays: Vec<_> = arrays.iter().map(|a| a.array()).collect();
     let data = match keys {
         None => Arrays::List(arrays),
         Some(keys) => Arrays::Dict(keys.into_iter().zip(arrays).collect()),
@@ -62,7 +62,7 @@ fn _nd_load_bytes(py: Python<'_>, buf: PyBackedBytes) -> PyResult<Loaded> {
 
 /// MXNet's pickled state of an array: `{'handle': bytearray(record)}`.
 pub fn getstate<'py>(py: Python<'py>, a: &PyNDArray) -> PyResult<Bound<'py, PyDict>> {
-    let bytes = enter_with_gil(py, || Ok::<_, Error>(io::array_to_bytes(&a.inner)))?;
+    let bytes = enter_with_gil(py, || Ok::<_, Error>(io::array_to_bytes(&a.array())))?;
     let d = PyDict::new(py);
     d.set_item("handle", PyByteArray::new(py, &bytes))?;
     Ok(d)
@@ -79,7 +79,7 @@ pub fn setstate(slf: &Bound<'_, PyNDArray>, state: &Bound<'_, PyAny>) -> PyResul
         pyo3::exceptions::PyTypeError::new_err("NDArray.__setstate__: state['handle'] must be bytes or a bytearray")
     })?;
     let a = enter(py, true, move || io::array_from_bytes(&bytes, "the pickled NDArray state"))?;
-    slf.borrow_mut().inner = a;
+    slf.get().set_array(a);
     Ok(())
 }
 

@@ -11,6 +11,7 @@ mod indexing;
 mod interop;
 mod io;
 mod ndarray;
+mod ndarray_sync;
 mod opfunc;
 mod profiler;
 
@@ -62,7 +63,7 @@ fn _update_inplace(
             attrs.items.push((k.extract::<String>()?, attr_value(&v)?));
         }
     }
-    let xs: Vec<NDArray> = arrays.iter().map(|a| a.inner.clone()).collect();
+    let xs: Vec<NDArray> = arrays.iter().map(|a| a.array()).collect();
     let work = xs.iter().map(NDArray::size).sum();
     enter(py, is_heavy(work), move || ferrograd::ops::optim::update_in_place(name, &attrs, &xs))
 }

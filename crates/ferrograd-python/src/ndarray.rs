@@ -1,15 +1,17 @@
 //! The native `NDArray` class: properties, arithmetic dunders (in Rust: the per-op path never
 //! runs Python), conversions and layout methods. Indexing lives in `indexing.rs`, zero-copy
-//! interop in `interop.rs`.
+//! interop in `interop.rs`, the locking that makes one array safe to share between threads in
+//! `ndarray_sync.rs`.
 
 use std::sync::{Arc, LazyLock};
 
-use ferrograd::autograd;
+use ferrograd::autograd::{self, Entry};
 use ferrograd::ops::binary::{Binary, BinaryKind, Scalar};
 use ferrograd::ops::matmul::Dot;
 use ferrograd::ops::unary::{Unary, UnaryKind};
 use ferrograd::ops::{Op, OpRef};
 use ferrograd::{DType, Error, NDArray};
+use parking_lot::{Mutex, RwLock};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -18,19 +20,50 @@ use pyo3::IntoPyObjectExt;
 
 use crate::convert;
 use crate::errors::{enter, enter_with_gil, is_heavy};
+use crate::ndarray_sync::update_storage;
 
 /// An n-dimensional array (MXNet `mx.nd.NDArray`).
-#[pyclass(name = "NDArray", module = "ferrograd.ndarray", weakref, subclass)]
+///
+/// Frozen, so several Python threads can use one array without PyO3's borrow flag (which made
+/// concurrent use panic): the handle sits behind a lock held only to clone or replace it, never
+/// while running Python code or with the GIL released. Storage writes are serialised by the
+/// update locks of `ndarray_sync.rs`.
+#[pyclass(name = "NDArray", module = "ferrograd.ndarray", weakref, subclass, frozen)]
 pub struct PyNDArray {
-    pub inner: NDArray,
+    handle: RwLock<NDArray>,
     /// The Context the array was created with, when one was given (e.g. `cpu_shared(0)`);
     /// `None` means `cpu(0)`. All memory is CPU memory either way.
-    context: Option<Py<PyAny>>,
+    context: Mutex<Option<Py<PyAny>>>,
 }
 
 impl PyNDArray {
     pub fn new(inner: NDArray) -> Self {
-        PyNDArray { inner, context: None }
+        PyNDArray { handle: RwLock::new(inner), context: Mutex::new(None) }
+    }
+
+    /// The array (a handle: cloning it copies reference counts, not data).
+    pub fn array(&self) -> NDArray {
+        self.handle.read().clone()
+    }
+
+    /// Reads the handle in place (shape, dtype, ...); `f` must not call Python.
+    pub fn with<R>(&self, f: impl FnOnce(&NDArray) -> R) -> R {
+        f(&self.handle.read())
+    }
+
+    /// Rebinds this Python object to another array.
+    pub fn set_array(&self, x: NDArray) {
+        let old = std::mem::replace(&mut *self.handle.write(), x);
+        drop(old); // after the lock: dropping history may release Python objects
+    }
+
+    /// Sets the array's autograd entry (a marked variable, or none) and returns the old one,
+    /// for the caller to drop outside the lock (it may hold the last reference to a history).
+    pub fn set_entry(&self, e: Option<Entry>) -> Option<Entry> {
+        let mut h = self.handle.write();
+        let old = h.entry();
+        h.set_entry(e);
+        old
     }
 
     pub fn wrap(py: Python<'_>, inner: NDArray) -> PyResult<Py<PyNDArray>> {
@@ -39,9 +72,8 @@ impl PyNDArray {
 
     /// The value of a one-element array (checked by the caller).
     fn scalar_value(&self, py: Python<'_>) -> PyResult<f64> {
-        enter_with_gil(py, || {
-            self.inner.to_f64_vec().first().copied().ok_or_else(|| Error::Value("the array is empty".into()))
-        })
+        let x = self.array();
+        enter_with_gil(py, || x.to_f64_vec().first().copied().ok_or_else(|| Error::Value("the array is empty".into())))
     }
 }
 
@@ -107,7 +139,7 @@ enum Operand {
 
 fn operand(other: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
     if let Ok(a) = other.cast::<PyNDArray>() {
-        return Ok(Some(Operand::Array(a.borrow().inner.clone())));
+        return Ok(Some(Operand::Array(a.get().array())));
     }
     if other.is_instance_of::<pyo3::types::PyFloat>() || other.is_instance_of::<pyo3::types::PyInt>() {
         return Ok(Some(Operand::Scalar(other.extract::<f64>()?)));
@@ -147,19 +179,24 @@ fn binary_op(kind: BinaryKind) -> Arc<dyn Op> {
 /// `a <kind> other` (or `other <kind> a` when `reverse`); `None` = NotImplemented.
 fn arith(
     py: Python<'_>,
-    a: &NDArray,
+    a: NDArray,
     other: &Bound<'_, PyAny>,
     kind: BinaryKind,
     reverse: bool,
 ) -> PyResult<Option<NDArray>> {
     let Some(o) = operand(other)? else { return Ok(None) };
+    compute(py, a, o, kind, reverse).map(Some)
+}
+
+/// `a <kind> o` (or `o <kind> a` when `reverse`).
+fn compute(py: Python<'_>, a: NDArray, o: Operand, kind: BinaryKind, reverse: bool) -> PyResult<NDArray> {
     let r = match o {
         Operand::Array(b) => {
             let op = binary_op(kind);
             if reverse {
-                run_shared(py, &op, &[b, a.clone()])?
+                run_shared(py, &op, &[b, a])?
             } else {
-                run_shared(py, &op, &[a.clone(), b])?
+                run_shared(py, &op, &[a, b])?
             }
         }
         Operand::Scalar(s) => {
@@ -172,10 +209,10 @@ fn arith(
                 (k @ (BinaryKind::Add | BinaryKind::Mul | BinaryKind::Eq | BinaryKind::Ne), _) => (k, false),
                 kr => kr,
             };
-            run_op(py, Scalar { kind, scalar: s, reverse }, std::slice::from_ref(a))?
+            run_op(py, Scalar { kind, scalar: s, reverse }, &[a])?
         }
     };
-    Ok(Some(r))
+    Ok(r)
 }
 
 fn not_impl(py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -193,21 +230,23 @@ fn unary(py: Python<'_>, a: &NDArray, kind: UnaryKind) -> PyResult<PyNDArray> {
     Ok(PyNDArray::new(run_op(py, Unary { kind }, std::slice::from_ref(a))?))
 }
 
-/// In-place `self op= other`: computes the result, then writes it through self's layout.
+/// In-place `self op= other`: computes the result, then writes it through self's layout, as one
+/// step with respect to other threads updating the same array (`ndarray_sync`).
 fn inplace(slf: &Bound<'_, PyNDArray>, other: &Bound<'_, PyAny>, kind: BinaryKind) -> PyResult<()> {
     let py = slf.py();
-    let a = slf.borrow().inner.clone();
-    enter_with_gil(py, || ferrograd::autograd::check_inplace(&a, None))?;
-    let Some(r) = arith(py, &a, other, kind, false)? else {
+    // The operand is converted first: that may run Python code, which must not hold the lock.
+    let Some(o) = operand(other)? else {
         return Err(PyTypeError::new_err(format!(
             "unsupported operand type for in-place operation: {}",
             other.get_type().name()?
         )));
     };
-    let mut me = slf.borrow_mut();
-    let work = me.inner.size();
-    let target = &mut me.inner;
-    enter(py, is_heavy(work), || target.assign_from(&r))
+    update_storage(py, slf.get(), |target| {
+        enter_with_gil(py, || ferrograd::autograd::check_inplace(target, None))?;
+        let r = compute(py, target.clone(), o, kind, false)?;
+        let dst = &mut *target;
+        enter(py, is_heavy(dst.size()), || dst.assign_from(&r))
+    })
 }
 
 fn shape_tuple<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyTuple>> {
@@ -272,7 +311,7 @@ impl PyNDArray {
 
     /// The same storage without autograd history: a constant in later recordings.
     fn detach(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        enter_with_gil(py, || Ok::<_, Error>(PyNDArray::new(self.inner.detach())))
+        enter_with_gil(py, || Ok::<_, Error>(PyNDArray::new(self.array().detach())))
     }
 
     /// Backpropagates from this array; `out_grad` defaults to ones (an implicit sum).
@@ -299,7 +338,7 @@ impl PyNDArray {
 
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        shape_tuple(py, self.inner.shape())
+        shape_tuple(py, self.array().shape())
     }
 
     /// The element type as a NumPy type class (`numpy.float32`), as in MXNet.
@@ -307,7 +346,7 @@ impl PyNDArray {
     fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         // `numpy.bool_` names the boolean scalar type in NumPy 1 and 2 (`numpy.bool` is
         // a deprecated alias of the builtin in NumPy 1).
-        let name = match self.inner.dtype() {
+        let name = match self.with(NDArray::dtype) {
             DType::Bool => "bool_",
             other => other.name(),
         };
@@ -316,12 +355,12 @@ impl PyNDArray {
 
     #[getter]
     fn size(&self) -> usize {
-        self.inner.size()
+        self.with(NDArray::size)
     }
 
     #[getter]
     fn ndim(&self) -> usize {
-        self.inner.ndim()
+        self.with(NDArray::ndim)
     }
 
     /// Storage type; ferrograd arrays are always dense.
@@ -332,16 +371,18 @@ impl PyNDArray {
 
     #[getter]
     fn context<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        match &self.context {
-            Some(c) => Ok(c.bind(py).clone()),
+        let given = self.context.lock().as_ref().map(|c| c.clone_ref(py));
+        match given {
+            Some(c) => Ok(c.into_bound(py)),
             None => cpu_context(py),
         }
     }
 
     /// Records the (validated) Context the array was created on; `context` returns it.
-    fn _set_context(&mut self, ctx: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn _set_context(&self, ctx: &Bound<'_, PyAny>) -> PyResult<()> {
         check_context(ctx)?;
-        self.context = Some(ctx.clone().unbind());
+        let old = self.context.lock().replace(ctx.clone().unbind());
+        drop(old); // outside the lock: releasing a Python object may run Python code
         Ok(())
     }
 
@@ -354,7 +395,7 @@ impl PyNDArray {
     #[getter(T)]
     fn t(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let x = slf.borrow().inner.clone();
+        let x = slf.get().array();
         if x.ndim() < 2 {
             return Ok(slf.clone().into_any().unbind());
         }
@@ -388,7 +429,7 @@ impl PyNDArray {
         }
         let spec = shape_args(shape, kw.as_ref())?;
         let op = ferrograd::ops::layout::Reshape { spec, reverse };
-        Ok(PyNDArray::new(run_op(py, op, std::slice::from_ref(&self.inner))?))
+        Ok(PyNDArray::new(run_op(py, op, &[self.array()])?))
     }
 
     #[pyo3(signature = (*axes, **kwargs))]
@@ -404,14 +445,14 @@ impl PyNDArray {
         };
         let axes = if axes.is_empty() && kw.is_none() { vec![] } else { shape_args(axes, kw.as_ref())? };
         let op = ferrograd::ops::layout::Transpose { axes: axes.into_iter().collect() };
-        Ok(PyNDArray::new(run_op(py, op, std::slice::from_ref(&self.inner))?))
+        Ok(PyNDArray::new(run_op(py, op, &[self.array()])?))
     }
 
     /// A new axis of size 1 at `axis`: a copy, or with `inplace=True` a view sharing this
     /// array's memory (MXNet).
     #[pyo3(signature = (axis, inplace=false))]
     fn expand_dims(&self, py: Python<'_>, axis: i64, inplace: bool) -> PyResult<PyNDArray> {
-        let x = self.inner.clone();
+        let x = self.array();
         let view = enter(py, false, || x.expand_dims(axis))?;
         copy_unless_inplace(py, view, inplace)
     }
@@ -424,7 +465,7 @@ impl PyNDArray {
             Some(a) => Some(a.extract::<Vec<i64>>().or_else(|_| a.extract::<i64>().map(|v| vec![v]))?),
         };
         let op = ferrograd::ops::layout::Squeeze { axis: axes };
-        let view = run_op(py, op, std::slice::from_ref(&self.inner))?;
+        let view = run_op(py, op, &[self.array()])?;
         copy_unless_inplace(py, view, inplace)
     }
 
@@ -432,11 +473,8 @@ impl PyNDArray {
     #[pyo3(signature = (inplace=false))]
     fn flatten(&self, py: Python<'_>, inplace: bool) -> PyResult<PyNDArray> {
         let op = ferrograd::ops::layout::Reshape { spec: vec![0, -1], reverse: false };
-        let x = if self.inner.ndim() == 0 {
-            run_op(py, ferrograd::ops::layout::Reshape::to(&[1]), std::slice::from_ref(&self.inner))?
-        } else {
-            self.inner.clone()
-        };
+        let x = self.array();
+        let x = if x.ndim() == 0 { run_op(py, ferrograd::ops::layout::Reshape::to(&[1]), &[x])? } else { x };
         let view = run_op(py, op, &[x])?;
         copy_unless_inplace(py, view, inplace)
     }
@@ -446,7 +484,7 @@ impl PyNDArray {
     fn astype(slf: &Bound<'_, Self>, dtype: &Bound<'_, PyAny>, copy: bool) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let dt = convert::dtype_from_py(dtype)?;
-        let x = slf.borrow().inner.clone();
+        let x = slf.get().array();
         if !copy && dt == x.dtype() {
             return Ok(slf.clone().into_any().unbind());
         }
@@ -459,35 +497,33 @@ impl PyNDArray {
     }
 
     fn copy(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        Ok(PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, std::slice::from_ref(&self.inner))?))
+        Ok(PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, &[self.array()])?))
     }
 
     /// Copies into `other` (an NDArray of the same shape) or to a context; returns the target.
     fn copyto(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         if let Ok(t) = other.cast::<PyNDArray>() {
-            let src = self.inner.clone();
-            {
-                let mut dst = t.borrow_mut();
-                if dst.inner.shape() != src.shape() {
+            let src = self.array();
+            update_storage(py, t.get(), |target| {
+                if target.shape() != src.shape() {
                     return Err(crate::errors::to_py(
                         py,
                         Error::Shape(format!(
                             "copyto: source shape {} does not match target shape {}",
                             ferrograd::error::fmt_shape(src.shape()),
-                            ferrograd::error::fmt_shape(dst.inner.shape())
+                            ferrograd::error::fmt_shape(target.shape())
                         )),
                     ));
                 }
-                let target = &mut dst.inner;
                 enter_with_gil(py, || ferrograd::autograd::check_inplace(target, Some(&src)))?;
-                enter(py, is_heavy(src.size()), || target.assign_from(&src))?;
-            }
+                let dst = &mut *target;
+                enter(py, is_heavy(src.size()), || dst.assign_from(&src))
+            })?;
             return Ok(t.clone().into_any().unbind());
         }
         // A context: a new copy there (MXNet's copyto always copies).
         check_context(other)?;
-        Py::new(py, PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, std::slice::from_ref(&self.inner))?))?
-            .into_py_any(py)
+        Py::new(py, PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, &[self.array()])?))?.into_py_any(py)
     }
 
     /// The array on `ctx`: itself, since every array lives on the CPU (MXNet returns `self` when
@@ -499,27 +535,27 @@ impl PyNDArray {
 
     /// A private, writable NumPy copy (MXNet semantics).
     fn asnumpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_numpy_copy(py, &self.inner)
+        convert::to_numpy_copy(py, &self.array())
     }
 
     /// The value of a one-element array as a NumPy scalar.
     fn asscalar<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if self.inner.size() != 1 {
+        if self.with(NDArray::size) != 1 {
             return Err(PyValueError::new_err("The current array is not a scalar"));
         }
-        convert::to_numpy_copy(py, &self.inner)?.call_method1("reshape", (-1,))?.get_item(0)
+        convert::to_numpy_copy(py, &self.array())?.call_method1("reshape", (-1,))?.get_item(0)
     }
 
     /// The value of a one-element array as a Python number.
     fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if self.inner.size() != 1 {
+        if self.with(NDArray::size) != 1 {
             return Err(PyValueError::new_err("can only convert an array of size 1 to a Python scalar"));
         }
-        convert::to_numpy_copy(py, &self.inner)?.call_method0("item")
+        convert::to_numpy_copy(py, &self.array())?.call_method0("item")
     }
 
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_numpy_copy(py, &self.inner)?.call_method0("tolist")
+        convert::to_numpy_copy(py, &self.array())?.call_method0("tolist")
     }
 
     /// No-op: execution is synchronous.
@@ -529,11 +565,11 @@ impl PyNDArray {
     fn wait_to_write(&self) {}
 
     fn __len__(&self) -> PyResult<usize> {
-        self.inner.shape().first().copied().ok_or_else(|| PyTypeError::new_err("len() of unsized object"))
+        self.with(|x| x.shape().first().copied()).ok_or_else(|| PyTypeError::new_err("len() of unsized object"))
     }
 
     fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
-        match self.inner.size() {
+        match self.with(NDArray::size) {
             0 => Ok(false),
             1 => Ok(self.scalar_value(py)? != 0.0),
             _ => Err(PyValueError::new_err("The truth value of an NDArray with multiple elements is ambiguous.")),
@@ -541,7 +577,7 @@ impl PyNDArray {
     }
 
     fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
-        if self.inner.size() != 1 {
+        if self.with(NDArray::size) != 1 {
             return Err(PyTypeError::new_err("only one-element arrays can be converted to Python scalars"));
         }
         self.scalar_value(py)
@@ -552,7 +588,7 @@ impl PyNDArray {
     }
 
     fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
-        if self.inner.dtype().is_float() {
+        if self.with(NDArray::dtype).is_float() {
             return Err(PyTypeError::new_err("only integer arrays with one element can be converted to an index"));
         }
         self.__int__(py)
@@ -563,8 +599,9 @@ impl PyNDArray {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let np_str = convert::to_numpy_copy(py, &self.inner)?.str()?.to_string();
-        let shape = self.inner.shape().iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+        let x = self.array();
+        let np_str = convert::to_numpy_copy(py, &x)?.str()?.to_string();
+        let shape = x.shape().iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
         Ok(format!("\n{np_str}\n<NDArray {shape} @cpu(0)>"))
     }
 
@@ -573,7 +610,7 @@ impl PyNDArray {
     }
 
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyNDArray> {
-        Ok(PyNDArray::new(crate::indexing::getitem(py, &self.inner, key)?))
+        Ok(PyNDArray::new(crate::indexing::getitem(py, &self.array(), key)?))
     }
 
     fn __setitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -581,55 +618,55 @@ impl PyNDArray {
     }
 
     fn __neg__(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        unary(py, &self.inner, UnaryKind::Negative)
+        unary(py, &self.array(), UnaryKind::Negative)
     }
 
     fn __pos__(&self) -> PyNDArray {
-        PyNDArray::new(self.inner.clone())
+        PyNDArray::new(self.array())
     }
 
     fn __abs__(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        unary(py, &self.inner, UnaryKind::Abs)
+        unary(py, &self.array(), UnaryKind::Abs)
     }
 
     fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Add, false)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Add, false)?)
     }
     fn __radd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Add, true)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Add, true)?)
     }
     fn __sub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Sub, false)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Sub, false)?)
     }
     fn __rsub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Sub, true)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Sub, true)?)
     }
     fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Mul, false)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Mul, false)?)
     }
     fn __rmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Mul, true)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Mul, true)?)
     }
     fn __truediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Div, false)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Div, false)?)
     }
     fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Div, true)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Div, true)?)
     }
     fn __floordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::FloorDiv, false)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::FloorDiv, false)?)
     }
     fn __rfloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::FloorDiv, true)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::FloorDiv, true)?)
     }
     fn __mod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Mod, false)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Mod, false)?)
     }
     fn __rmod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Mod, true)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Mod, true)?)
     }
     fn __pow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Pow, false)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Pow, false)?)
     }
     fn __rpow__(
         &self,
@@ -637,17 +674,17 @@ impl PyNDArray {
         o: &Bound<'_, PyAny>,
         _modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, &self.inner, o, BinaryKind::Pow, true)?)
+        wrap_any(py, arith(py, self.array(), o, BinaryKind::Pow, true)?)
     }
     fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Some(Operand::Array(b)) = operand(o)? else { return not_impl(py) };
         let op = Dot { transpose_a: false, transpose_b: false, batch: false };
-        wrap_any(py, Some(run_op(py, op, &[self.inner.clone(), b])?))
+        wrap_any(py, Some(run_op(py, op, &[self.array(), b])?))
     }
     fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Some(Operand::Array(a)) = operand(o)? else { return not_impl(py) };
         let op = Dot { transpose_a: false, transpose_b: false, batch: false };
-        wrap_any(py, Some(run_op(py, op, &[a, self.inner.clone()])?))
+        wrap_any(py, Some(run_op(py, op, &[a, self.array()])?))
     }
 
     fn __iadd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -682,13 +719,13 @@ impl PyNDArray {
             Gt => BinaryKind::Gt,
             Ge => BinaryKind::Ge,
         };
-        wrap_any(py, arith(py, &self.inner, o, kind, false)?)
+        wrap_any(py, arith(py, self.array(), o, kind, false)?)
     }
 
     /// Pickling as MXNet: the class, no arguments, and the state below.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        let state = crate::io::getstate(py, &slf.borrow())?;
+        let state = crate::io::getstate(py, slf.get())?;
         (slf.get_type(), (), state).into_bound_py_any(py)
     }
 
@@ -707,7 +744,7 @@ impl PyNDArray {
     /// A zero-copy, read-only NumPy view of a snapshot of the array: later in-place writes to
     /// the array copy first, so the view never changes. Use `asnumpy()` for a writable copy.
     fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        crate::interop::to_numpy(py, &self.inner)
+        crate::interop::to_numpy(py, &self.array())
     }
 
     /// NumPy protocol (`np.asarray(x)`): the read-only snapshot view; a copy for `copy=True` or
@@ -719,7 +756,7 @@ impl PyNDArray {
         dtype: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        crate::interop::array(py, &self.inner, dtype, copy)
+        crate::interop::array(py, &self.array(), dtype, copy)
     }
 
     /// DLPack export: a capsule over a read-only snapshot (versioned when `max_version >= (1, 0)`).
@@ -732,7 +769,7 @@ impl PyNDArray {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        crate::interop::to_dlpack(py, &self.inner, stream, max_version, dl_device, copy)
+        crate::interop::to_dlpack(py, &self.array(), stream, max_version, dl_device, copy)
     }
 
     fn __dlpack_device__(&self) -> (i32, i32) {

@@ -46,7 +46,7 @@ impl OpFunc {
     /// the call path).
     fn array(&self, py: Python<'_>, what: impl FnOnce() -> String, v: &Bound<'_, PyAny>) -> PyResult<NDArray> {
         match v.cast::<PyNDArray>() {
-            Ok(a) => Ok(a.borrow().inner.clone()),
+            Ok(a) => Ok(a.get().array()),
             Err(_) => Err(type_err(
                 py,
                 format!("{}(): {} must be an NDArray, got {}", self.def.name, what(), v.get_type().name()?),
@@ -237,19 +237,18 @@ fn check_out(op: &str, out: &Bound<'_, PyAny>, results: &[NDArray]) -> PyResult<
             let msg = format!("{op}: out= must be an NDArray, got {}", t.get_type().name()?);
             return Err(to_py(out.py(), Error::Type(msg)));
         };
-        let t = t.borrow();
+        let t = t.get().array();
         let which = if results.len() == 1 { String::new() } else { format!(" (output {i})") };
-        if t.inner.shape() != r.shape() {
+        if t.shape() != r.shape() {
             let msg = format!(
                 "{op}: out={which} has shape {}, but the result has shape {}",
-                ferrograd::error::fmt_shape(t.inner.shape()),
+                ferrograd::error::fmt_shape(t.shape()),
                 ferrograd::error::fmt_shape(r.shape())
             );
             return Err(to_py(out.py(), Error::Shape(msg)));
         }
-        if t.inner.dtype() != r.dtype() {
-            let msg =
-                format!("{op}: out={which} has dtype {}, but the result has dtype {}", t.inner.dtype(), r.dtype());
+        if t.dtype() != r.dtype() {
+            let msg = format!("{op}: out={which} has dtype {}, but the result has dtype {}", t.dtype(), r.dtype());
             return Err(to_py(out.py(), Error::DType(msg)));
         }
     }

@@ -185,7 +185,7 @@ impl PySymbol {
     /// Runs the graph op by op on `inputs` (in `list_inputs()` order), recording on the autograd
     /// tape when recording is on (`nd.CachedOp`).
     fn eval_imperative(&self, py: Python<'_>, inputs: Vec<PyRef<'_, PyNDArray>>) -> PyResult<Vec<PyNDArray>> {
-        let arrays: Vec<NDArray> = inputs.iter().map(|a| a.inner.clone()).collect();
+        let arrays: Vec<NDArray> = inputs.iter().map(|a| a.array()).collect();
         let outs = guarded(py, || self.inner.eval_imperative(&arrays))?;
         Ok(outs.into_iter().map(PyNDArray::new).collect())
     }
@@ -199,9 +199,9 @@ impl PySymbol {
         reqs: Vec<String>,
         aux: Vec<PyRef<'_, PyNDArray>>,
     ) -> PyResult<PyExecutor> {
-        let args: Vec<NDArray> = args.iter().map(|a| a.inner.clone()).collect();
-        let grads: Vec<Option<NDArray>> = grads.iter().map(|g| g.as_ref().map(|g| g.inner.clone())).collect();
-        let aux: Vec<NDArray> = aux.iter().map(|a| a.inner.clone()).collect();
+        let args: Vec<NDArray> = args.iter().map(|a| a.array()).collect();
+        let grads: Vec<Option<NDArray>> = grads.iter().map(|g| g.as_ref().map(|g| g.array())).collect();
+        let aux: Vec<NDArray> = aux.iter().map(|a| a.array()).collect();
         let sym = self.inner.clone();
         let exe = guarded(py, move || {
             let reqs = reqs.iter().map(|r| GradReq::parse(r)).collect::<Result<Vec<_>, _>>()?;
@@ -360,7 +360,7 @@ impl PyExecutor {
 
     /// Runs the backward schedule; `out_grads[i] = None` lets a loss head supply its own.
     fn backward(&self, py: Python<'_>, out_grads: Vec<Option<PyRef<'_, PyNDArray>>>, is_train: bool) -> PyResult<()> {
-        let gs: Vec<Option<NDArray>> = out_grads.iter().map(|g| g.as_ref().map(|g| g.inner.clone())).collect();
+        let gs: Vec<Option<NDArray>> = out_grads.iter().map(|g| g.as_ref().map(|g| g.array())).collect();
         drop(out_grads);
         // Runs the gradient rule of every node of the bound graph: always far more work than the
         // ~100 ns a GIL release costs, whatever the size of the heads (a loss is a scalar). The
@@ -376,7 +376,7 @@ impl PyExecutor {
 
     /// Makes the forward write into these arrays (views of a parent executor's outputs).
     fn share_outputs(&self, py: Python<'_>, outputs: Vec<PyRef<'_, PyNDArray>>) -> PyResult<()> {
-        let arrays: Vec<NDArray> = outputs.iter().map(|a| a.inner.clone()).collect();
+        let arrays: Vec<NDArray> = outputs.iter().map(|a| a.array()).collect();
         guarded(py, || self.inner.lock().share_outputs(arrays))
     }
 

@@ -206,7 +206,9 @@ pub fn to_dlpack<'py>(
     } else {
         x.clone()
     };
-    let buf = owned.snapshot();
+    // The consumer may write the memory (PyTorch ignores the read-only flag): a zero-copy export
+    // shares the array's storage but never a tensor saved for backward (see `export_buffer`).
+    let buf = if copied { owned.snapshot() } else { owned.export_buffer() };
     let l = owned.layout();
     let data = first_element(&buf, &owned) as *mut c_void;
     let tensor = DLTensor {

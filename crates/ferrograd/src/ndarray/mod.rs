@@ -7,10 +7,15 @@
 //! cell's buffer unique (`Arc::make_mut`): if a snapshot shares it, the buffer is copied into the
 //! cell first. In-place updates therefore never corrupt saved tensors or exported arrays, and an
 //! unshared buffer is written in place at no cost.
+//!
+//! A DLPack export hands a consumer memory it may write (PyTorch ignores the read-only flag), so
+//! [`NDArray::export_buffer`] first makes the buffer unshared and marks the storage *exported*:
+//! from then on tensors saved for backward are eager copies, never the exported memory.
 
 pub(crate) mod convert;
 pub mod view;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use ferrograd_kernels::element::{alloc_output, try_alloc_output, try_alloc_zeroed};
@@ -29,6 +34,8 @@ pub use view::SliceArg;
 /// The shared storage of an array and all its views.
 pub struct Cell {
     buf: Mutex<Arc<Buffer>>,
+    /// The buffer (or one it was lazily copied from) was handed to a consumer that may write it.
+    exported: AtomicBool,
 }
 
 /// Shape and dtype, everything shape/type inference needs.
@@ -76,7 +83,8 @@ fn check_len(len: usize, shape: &[usize]) -> Result<()> {
 impl NDArray {
     /// A new, untracked handle over its own storage cell.
     fn make(buf: Arc<Buffer>, layout: Layout, dtype: DType) -> NDArray {
-        NDArray { cell: Arc::new(Cell { buf: Mutex::new(buf) }), layout, dtype, ag: None }
+        let cell = Cell { buf: Mutex::new(buf), exported: AtomicBool::new(false) };
+        NDArray { cell: Arc::new(cell), layout, dtype, ag: None }
     }
 
     /// Wraps a buffer as a contiguous array of `shape`.
@@ -251,7 +259,31 @@ impl NDArray {
 
     /// A lazy copy: a new cell sharing the current buffer (writes to either copy it first).
     pub(crate) fn lazy_copy(&self, layout: Layout) -> NDArray {
-        NDArray::make(self.snapshot(), layout, self.dtype)
+        let copy = NDArray::make(self.snapshot(), layout, self.dtype);
+        // It shares the (possibly exported) buffer until either side writes.
+        copy.cell.exported.store(self.is_exported(), Ordering::Relaxed);
+        copy
+    }
+
+    /// True when the storage's memory was handed to a consumer that may write it.
+    pub fn is_exported(&self) -> bool {
+        self.cell.exported.load(Ordering::Relaxed)
+    }
+
+    /// The buffer to hand to a consumer outside ferrograd that may write it (a DLPack export):
+    /// a buffer some snapshot also holds (a tensor saved for backward, a NumPy view) is first
+    /// copied into this storage, so the consumer's writes reach this array and its views but
+    /// never a snapshot, and tensors saved from this storage from now on are eager copies.
+    pub fn export_buffer(&self) -> Arc<Buffer> {
+        let mut guard = self.cell.buf.lock();
+        Arc::make_mut(&mut guard);
+        self.cell.exported.store(true, Ordering::Relaxed);
+        guard.clone()
+    }
+
+    /// An address identifying the storage cell (shared by views) while this handle lives.
+    pub fn storage_id(&self) -> usize {
+        Arc::as_ptr(&self.cell) as usize
     }
 
     /// Builds an array over an existing snapshot (e.g. a buffer imported zero-copy).
@@ -292,7 +324,8 @@ impl NDArray {
 
     /// A copy-on-write snapshot for the tape: later writes to `self` never reach it.
     pub(crate) fn saved_copy(&self, keep_entry: bool) -> NDArray {
-        let mut s = self.lazy_copy(self.layout.clone());
+        // Exported memory can change behind ferrograd's back: save a private copy instead.
+        let mut s = if self.is_exported() { self.to_contiguous_copy() } else { self.lazy_copy(self.layout.clone()) };
         if keep_entry {
             s.ag = self.ag.clone();
         }
