@@ -123,7 +123,7 @@ macro_rules! impl_packed {
 }
 // KC·NR·size: one B micro-panel is 16-32 KB (L1); KC·NC·size: one B block is 512 KB (L2).
 impl_packed!(f32, 256, 96, 512, f32_avx512, f32_avx2);
-impl_packed!(f64, 128, 96, 512, f64_avx512, f64_avx2);
+impl_packed!(f64, 256, 96, 512, f64_avx512, f64_avx2);
 
 /// `c = a·b` (or `c += a·b` when `accumulate`) with the micro-kernels; `false` (nothing done)
 /// when this CPU has none.
@@ -207,7 +207,7 @@ const SPLIT_MIN_COLS: usize = 256;
 /// Whether computing `Cᵀ = Bᵀ·Aᵀ` moves less memory: B's side is always packed (a transpose
 /// unless its rows are contiguous), A's side is read in place when one of its strides is 1, and
 /// a transposed C is written element by element.
-fn swap_pays<T>(
+fn swap_pays<T: Packed>(
     m: usize,
     n: usize,
     k: usize,
@@ -221,7 +221,7 @@ fn swap_pays<T>(
     }
     let pack = |rows_contiguous: bool, elems: usize| if rows_contiguous { elems } else { 3 * elems };
     let in_place = |x: Mat<*const T>, elems: usize| if x.row_stride == 1 || x.col_stride == 1 { 0 } else { 3 * elems };
-    let store = |contiguous: bool| if contiguous { 0 } else { 2 * m * n * k.div_ceil(256) };
+    let store = |contiguous: bool| if contiguous { 0 } else { 2 * m * n * k.div_ceil(T::KC) };
     let normal = pack(b.col_stride == 1, k * n) + in_place(a, m * k) + store(c.col_stride == 1);
     let swapped = pack(a.row_stride == 1, k * m) + in_place(b, n * k) + store(c.row_stride == 1);
     swapped < normal
