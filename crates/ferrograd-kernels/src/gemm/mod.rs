@@ -43,10 +43,7 @@ impl Isa {
 
     /// Whether this CPU can run `self`'s kernels.
     pub fn available(self) -> bool {
-        match (Isa::detect(), self) {
-            (Some(Isa::Avx512), _) | (Some(Isa::Avx2), Isa::Avx2) => true,
-            _ => false,
-        }
+        matches!((Isa::detect(), self), (Some(Isa::Avx512), _) | (Some(Isa::Avx2), Isa::Avx2))
     }
 }
 
@@ -64,8 +61,8 @@ pub struct Options {
 /// Work (m·n·k) below which GEMM runs on the calling thread: handing work to rayon costs
 /// ~5-10 µs, more than a 2-core split saves on products this small.
 const PAR_MIN_WORK: usize = 1 << 20;
-/// Output blocks per thread once parallel: more than one so a core slowed by other processes
-/// hands its share to the other (each block repacks the other operand, a k·(m or n) copy).
+/// Column blocks per thread once parallel: more than one so a core slowed by other processes
+/// hands its share to the other. Row blocks each repack all of B, so those get one per thread.
 const TASKS_PER_THREAD: usize = 3;
 
 /// Element types with micro-kernels, and their blocking.
@@ -171,7 +168,8 @@ pub unsafe fn gemm<T: Packed>(
     // Column blocks pack only their own part of B; row blocks each pack all of it.
     let split_rows = n < SPLIT_MIN_COLS && m > n;
     let (len, unit) = if split_rows { (m, mr) } else { (n, nr) };
-    let tasks = options.tasks.unwrap_or_else(|| default_tasks(m, n, k)).clamp(1, len.div_ceil(unit));
+    let per_thread = if split_rows { 1 } else { TASKS_PER_THREAD };
+    let tasks = options.tasks.unwrap_or_else(|| default_threads(m, n, k) * per_thread).clamp(1, len.div_ceil(unit));
     let chunk = len.div_ceil(tasks).div_ceil(unit) * unit;
     let tasks = len.div_ceil(chunk);
     let block = Block { kernel, mr, nr, c: SendMat(c), a: SendMat(a), b: SendMat(b), accumulate };
@@ -227,12 +225,12 @@ fn swap_pays<T: Packed>(
     swapped < normal
 }
 
-/// Parallel tasks for an `m×n×k` product under the current pool: 1 for small products, nested
-/// calls (already inside a parallel task) and narrow outputs.
-fn default_tasks(m: usize, n: usize, k: usize) -> usize {
+/// Threads for an `m×n×k` product under the current pool: 1 for small products, nested calls
+/// (already inside a parallel task) and narrow outputs.
+fn default_threads(m: usize, n: usize, k: usize) -> usize {
     let threads = par::num_threads();
     if threads > 1 && !par::in_worker() && m * n * k >= PAR_MIN_WORK && m.min(n) >= 32 {
-        threads * TASKS_PER_THREAD
+        threads
     } else {
         1
     }
