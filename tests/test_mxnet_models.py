@@ -27,8 +27,9 @@ F64_TOL = {"sym_leaky": 2e-7}
 # input gradient is ill-conditioned in float32 and only float64 is a meaningful reference. Measured
 # distance from MXNet's float64 gradient: v2, ferrograd 3.9e-4 and MXNet's own float32 4.0e-4;
 # v1, ferrograd 1.0e-3 and MXNet 2.9e-4 (the two float32 results differ in rounding noise only;
-# float64 matches to 1e-9).
-F32_TRAIN_GRAD_TOL = {"mobilenet_v1": 1.5e-3, "mobilenet_v2": 4e-4}
+# float64 matches to 1e-9). Another GEMM's rounding (ferrograd's own kernels, issue 18) puts v2 at
+# 6.5e-4: the bound is set at that noise level, not at one kernel's exact result.
+F32_TRAIN_GRAD_TOL = {"mobilenet_v1": 1.5e-3, "mobilenet_v2": 1e-3}
 
 
 def assert_close(got, want, dtype, what, tol=None):

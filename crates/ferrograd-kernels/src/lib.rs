@@ -6,6 +6,7 @@
 
 pub mod conv;
 pub mod element;
+pub mod gemm;
 pub mod layout;
 pub mod matmul;
 pub mod par;

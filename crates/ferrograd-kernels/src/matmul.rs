@@ -1,10 +1,12 @@
 //! Matrix multiplication: `C (m×n) = A (m×k) · B (k×n)` over strided operands.
 //!
-//! Floats go to the `gemm` crate (BLIS-style kernels with runtime SIMD dispatch); other element
-//! types use a plain loop (they are rare in practice). Strides are in elements, so transposed
+//! Floats go to ferrograd's own packed GEMM ([`crate::gemm`]: AVX-512 or AVX2 micro-kernels
+//! chosen at run time), or to the `gemm` crate on CPUs without AVX2; other element types use a
+//! plain loop (they are rare in practice). Strides are in elements, so transposed
 //! operands are just swapped strides, never copies.
 
 use crate::element::Element;
+use crate::gemm::Options;
 use crate::par;
 
 /// A strided matrix operand.
@@ -13,6 +15,13 @@ pub struct Mat<P> {
     pub ptr: P,
     pub row_stride: isize,
     pub col_stride: isize,
+}
+
+impl<P> Mat<P> {
+    /// The transposed view of the same elements.
+    pub fn transposed(self) -> Self {
+        Mat { ptr: self.ptr, row_stride: self.col_stride, col_stride: self.row_stride }
+    }
 }
 
 /// Work (m·n·k) below which GEMM runs on the calling thread: measured on this project's 2-core
@@ -35,6 +44,25 @@ pub trait GemmElement: Element {
         a: Mat<*const Self>,
         b: Mat<*const Self>,
         accumulate: bool,
+    ) {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { Self::gemm_raw_with(m, n, k, c, a, b, accumulate, Options::default()) }
+    }
+
+    /// [`Self::gemm_raw`] with forced [`Options`] (tests and benches).
+    ///
+    /// # Safety
+    /// As [`Self::gemm_raw`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm_raw_with(
+        m: usize,
+        n: usize,
+        k: usize,
+        c: Mat<*mut Self>,
+        a: Mat<*const Self>,
+        b: Mat<*const Self>,
+        accumulate: bool,
+        options: Options,
     );
 }
 
@@ -51,7 +79,7 @@ fn parallelism(m: usize, n: usize, k: usize) -> gemm::Parallelism {
 macro_rules! impl_gemm {
     ($t:ty) => {
         impl GemmElement for $t {
-            unsafe fn gemm_raw(
+            unsafe fn gemm_raw_with(
                 m: usize,
                 n: usize,
                 k: usize,
@@ -59,7 +87,12 @@ macro_rules! impl_gemm {
                 a: Mat<*const Self>,
                 b: Mat<*const Self>,
                 accumulate: bool,
+                options: Options,
             ) {
+                // SAFETY: forwarded from the caller's contract.
+                if unsafe { crate::gemm::gemm(m, n, k, c, a, b, accumulate, options) } {
+                    return;
+                }
                 // SAFETY: forwarded from the caller's contract.
                 unsafe {
                     gemm::gemm(
@@ -106,6 +139,25 @@ pub fn gemm<T: GemmElement>(
     c: &mut [T],
     accumulate: bool,
 ) {
+    gemm_with(m, n, k, a, a_view, b, b_view, c, accumulate, Options::default())
+}
+
+/// [`gemm`] with forced [`Options`] (kernel instruction set, number of parallel tasks): for
+/// tests and benches.
+#[doc(hidden)]
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_with<T: GemmElement>(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[T],
+    a_view: (usize, isize, isize),
+    b: &[T],
+    b_view: (usize, isize, isize),
+    c: &mut [T],
+    accumulate: bool,
+    options: Options,
+) {
     assert_eq!(c.len(), m * n, "gemm output size");
     if m == 0 || n == 0 {
         return;
@@ -121,7 +173,7 @@ pub fn gemm<T: GemmElement>(
     // SAFETY: `check_reach` proved every position read lies inside `a` / `b`; `c` is an exclusive
     // slice of exactly m·n contiguous elements, so it cannot overlap the shared inputs.
     unsafe {
-        T::gemm_raw(
+        T::gemm_raw_with(
             m,
             n,
             k,
@@ -129,6 +181,7 @@ pub fn gemm<T: GemmElement>(
             Mat { ptr: a.as_ptr().add(a_view.0), row_stride: a_view.1, col_stride: a_view.2 },
             Mat { ptr: b.as_ptr().add(b_view.0), row_stride: b_view.1, col_stride: b_view.2 },
             accumulate,
+            options,
         )
     }
 }

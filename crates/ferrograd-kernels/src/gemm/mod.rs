@@ -1,0 +1,353 @@
+//! ferrograd's own GEMM for f32/f64 on x86-64: BLIS-style blocking (B packed in `KC×NC` blocks,
+//! A in `MC×KC` blocks, both in thread-local buffers reused across calls) around AVX-512 or
+//! AVX2+FMA micro-kernels chosen at run time.
+//!
+//! Determinism: the K dimension is blocked by a constant of the element type alone and each
+//! output element is summed in one fixed order (see `x86.rs`), so splitting the output over
+//! threads (by rows or by columns, never along K) cannot change a bit.
+
+mod pack;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+use std::cell::RefCell;
+use std::sync::OnceLock;
+
+use crate::matmul::Mat;
+use crate::par;
+
+/// Instruction sets with a micro-kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isa {
+    Avx512,
+    Avx2,
+}
+
+impl Isa {
+    /// The best kernel this CPU runs, or `None` (callers then use the `gemm` crate).
+    pub fn detect() -> Option<Isa> {
+        static DETECTED: OnceLock<Option<Isa>> = OnceLock::new();
+        *DETECTED.get_or_init(|| {
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    return Some(Isa::Avx512);
+                }
+                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                    return Some(Isa::Avx2);
+                }
+            }
+            None
+        })
+    }
+
+    /// Whether this CPU can run `self`'s kernels.
+    pub fn available(self) -> bool {
+        matches!((Isa::detect(), self), (Some(Isa::Avx512), _) | (Some(Isa::Avx2), Isa::Avx2))
+    }
+}
+
+/// Choices a test or bench may force; the default picks both from the CPU and the thread pool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Kernel instruction set (must be [`Isa::available`]).
+    pub isa: Option<Isa>,
+    /// Number of output blocks run as parallel tasks (1: the calling thread only).
+    pub tasks: Option<usize>,
+    /// Compute `Cᵀ = Bᵀ·Aᵀ` (true) or `C = A·B` (false) instead of choosing by cost.
+    pub swap: Option<bool>,
+}
+
+/// Work (m·n·k) below which GEMM runs on the calling thread: handing work to rayon costs
+/// ~5-10 µs, more than a 2-core split saves on products this small.
+const PAR_MIN_WORK: usize = 1 << 20;
+/// Column blocks per thread once parallel: more than one so a core slowed by other processes
+/// hands its share to the other. Row blocks each repack all of B, so those get one per thread.
+const TASKS_PER_THREAD: usize = 3;
+
+/// Element types with micro-kernels, and their blocking.
+pub trait Packed: Copy + Default + Send + Sync + 'static {
+    /// Depth of one packed block (fixed per type: part of the summation order).
+    const KC: usize;
+    /// Rows of A packed at once (kept in L2).
+    const MC: usize;
+    /// Columns of B packed at once.
+    const NC: usize;
+    #[doc(hidden)]
+    fn kernel(isa: Isa) -> (Kernel<Self>, usize, usize);
+    #[doc(hidden)]
+    fn with_buffers<R>(f: impl FnOnce(&mut Vec<Self>, &mut Vec<Self>) -> R) -> R;
+}
+
+#[cfg(target_arch = "x86_64")]
+type Kernel<T> = x86::MicroKernel<T>;
+#[cfg(not(target_arch = "x86_64"))]
+type Kernel<T> = unsafe fn(usize, *const T, (isize, isize), *const T, *mut T, (isize, isize), usize, usize, bool);
+
+macro_rules! impl_packed {
+    ($t:ty, $kc:expr, $mc:expr, $nc:expr, $avx512:ident, $avx2:ident) => {
+        impl Packed for $t {
+            const KC: usize = $kc;
+            const MC: usize = $mc;
+            const NC: usize = $nc;
+            fn kernel(isa: Isa) -> (Kernel<Self>, usize, usize) {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    let lanes = 64 / std::mem::size_of::<$t>();
+                    match isa {
+                        Isa::Avx512 => (x86::$avx512, x86::MR_AVX512, x86::NV_AVX512 * lanes),
+                        Isa::Avx2 => (x86::$avx2, x86::MR_AVX2, lanes),
+                    }
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                unreachable!("no micro-kernel for {isa:?} on this architecture")
+            }
+            fn with_buffers<R>(f: impl FnOnce(&mut Vec<Self>, &mut Vec<Self>) -> R) -> R {
+                thread_local! {
+                    static BUFFERS: RefCell<(Vec<$t>, Vec<$t>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+                }
+                BUFFERS.with(|cell| match cell.try_borrow_mut() {
+                    Ok(mut bufs) => {
+                        let (a, b) = &mut *bufs;
+                        f(a, b)
+                    }
+                    // Re-entered on this thread (not expected): fresh buffers rather than a panic.
+                    Err(_) => f(&mut Vec::new(), &mut Vec::new()),
+                })
+            }
+        }
+    };
+}
+// KC·NR·size: one B micro-panel is 16-32 KB (L1); KC·NC·size: one B block is 512 KB (L2).
+impl_packed!(f32, 256, 96, 512, f32_avx512, f32_avx2);
+impl_packed!(f64, 256, 96, 512, f64_avx512, f64_avx2);
+
+/// `c = a·b` (or `c += a·b` when `accumulate`) with the micro-kernels; `false` (nothing done)
+/// when this CPU has none.
+///
+/// # Safety
+/// As [`crate::matmul::GemmElement::gemm_raw`]: every operand valid at every position its
+/// strides reach for `m`, `n`, `k`, and `c` overlapping neither `a` nor `b`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm<T: Packed>(
+    m: usize,
+    n: usize,
+    k: usize,
+    c: Mat<*mut T>,
+    a: Mat<*const T>,
+    b: Mat<*const T>,
+    accumulate: bool,
+    options: Options,
+) -> bool {
+    let Some(isa) = options.isa.or_else(Isa::detect) else {
+        return false;
+    };
+    assert!(isa.available(), "GEMM kernel {isa:?} is not supported by this CPU");
+    if m == 0 || n == 0 {
+        return true;
+    }
+    let (kernel, mr, nr) = T::kernel(isa);
+    if k == 0 {
+        if !accumulate {
+            for i in 0..m {
+                for j in 0..n {
+                    // SAFETY: (i, j) is inside C's m×n extent (caller's contract).
+                    unsafe { *c.ptr.offset(i as isize * c.row_stride + j as isize * c.col_stride) = T::default() };
+                }
+            }
+        }
+        return true;
+    }
+    // Cᵀ = Bᵀ·Aᵀ is the same product (each element the same sum in the same order): take the
+    // orientation that packs less.
+    let (m, n, c, a, b) = if swap_pays(m, n, k, c, a, b, options) {
+        (n, m, c.transposed(), b.transposed(), a.transposed())
+    } else {
+        (m, n, c, a, b)
+    };
+    // Column blocks pack only their own part of B; row blocks each pack all of it.
+    let split_rows = n < SPLIT_MIN_COLS && m > n;
+    let (len, unit) = if split_rows { (m, mr) } else { (n, nr) };
+    let per_thread = if split_rows { 1 } else { TASKS_PER_THREAD };
+    let tasks = options.tasks.unwrap_or_else(|| default_threads(m, n, k) * per_thread).clamp(1, len.div_ceil(unit));
+    let chunk = len.div_ceil(tasks).div_ceil(unit) * unit;
+    let tasks = len.div_ceil(chunk);
+    let block = Block { kernel, mr, nr, c: SendMat(c), a: SendMat(a), b: SendMat(b), accumulate };
+    let run = |t: usize| {
+        let (start, size) = (t * chunk, chunk.min(len - t * chunk));
+        // SAFETY: task `t` covers rows (or columns) `start..start+size` of C, disjoint from every
+        // other task's; its operands are sub-views of the caller's valid ones.
+        unsafe {
+            if split_rows {
+                block.sub_rows(start).run(size, n, k)
+            } else {
+                block.sub_cols(start).run(m, size, k)
+            }
+        }
+    };
+    if tasks == 1 {
+        run(0);
+    } else {
+        #[cfg(feature = "rayon")]
+        {
+            use rayon::prelude::*;
+            (0..tasks).into_par_iter().for_each(run);
+        }
+        #[cfg(not(feature = "rayon"))]
+        (0..tasks).for_each(run);
+    }
+    true
+}
+
+/// Outputs narrower than this are split over threads by rows.
+const SPLIT_MIN_COLS: usize = 256;
+
+/// Whether computing `Cᵀ = Bᵀ·Aᵀ` moves less memory: B's side is always packed (a transpose
+/// unless its rows are contiguous), A's side is read in place when one of its strides is 1, and
+/// a transposed C is written element by element.
+fn swap_pays<T: Packed>(
+    m: usize,
+    n: usize,
+    k: usize,
+    c: Mat<*mut T>,
+    a: Mat<*const T>,
+    b: Mat<*const T>,
+    options: Options,
+) -> bool {
+    if let Some(swap) = options.swap {
+        return swap;
+    }
+    let pack = |rows_contiguous: bool, elems: usize| if rows_contiguous { elems } else { 3 * elems };
+    let in_place = |x: Mat<*const T>, elems: usize| if x.row_stride == 1 || x.col_stride == 1 { 0 } else { 3 * elems };
+    let store = |contiguous: bool| if contiguous { 0 } else { 2 * m * n * k.div_ceil(T::KC) };
+    let normal = pack(b.col_stride == 1, k * n) + in_place(a, m * k) + store(c.col_stride == 1);
+    let swapped = pack(a.row_stride == 1, k * m) + in_place(b, n * k) + store(c.row_stride == 1);
+    swapped < normal
+}
+
+/// Threads for an `m×n×k` product under the current pool: 1 for small products, nested calls
+/// (already inside a parallel task) and narrow outputs.
+fn default_threads(m: usize, n: usize, k: usize) -> usize {
+    let threads = par::num_threads();
+    if threads > 1 && !par::in_worker() && m * n * k >= PAR_MIN_WORK && m.min(n) >= 32 {
+        threads
+    } else {
+        1
+    }
+}
+
+/// A strided operand that tasks on other threads may read (or, for C, write disjoint parts of).
+#[derive(Clone, Copy)]
+struct SendMat<P>(Mat<P>);
+// SAFETY: tasks only read `a`/`b` and write disjoint row or column ranges of `c`, and the call
+// that creates them waits for all of them before returning (the caller's borrows outlive them).
+unsafe impl<P> Send for SendMat<P> {}
+// SAFETY: as for Send.
+unsafe impl<P> Sync for SendMat<P> {}
+
+/// One single-threaded product over sub-views of the operands.
+#[derive(Clone, Copy)]
+struct Block<T> {
+    kernel: Kernel<T>,
+    mr: usize,
+    nr: usize,
+    c: SendMat<*mut T>,
+    a: SendMat<*const T>,
+    b: SendMat<*const T>,
+    accumulate: bool,
+}
+
+impl<T: Packed> Block<T> {
+    /// The same product from row `i` of A and C on.
+    unsafe fn sub_rows(mut self, i: usize) -> Self {
+        // SAFETY: the caller keeps `i` inside the operands' row range.
+        unsafe {
+            self.a.0.ptr = self.a.0.ptr.offset(i as isize * self.a.0.row_stride);
+            self.c.0.ptr = self.c.0.ptr.offset(i as isize * self.c.0.row_stride);
+        }
+        self
+    }
+
+    /// The same product from column `j` of B and C on.
+    unsafe fn sub_cols(mut self, j: usize) -> Self {
+        // SAFETY: the caller keeps `j` inside the operands' column range.
+        unsafe {
+            self.b.0.ptr = self.b.0.ptr.offset(j as isize * self.b.0.col_stride);
+            self.c.0.ptr = self.c.0.ptr.offset(j as isize * self.c.0.col_stride);
+        }
+        self
+    }
+
+    /// `m×n×k` on the calling thread: loops over NC columns, KC depths, MC rows, then tiles.
+    unsafe fn run(self, m: usize, n: usize, k: usize) {
+        let (mr, nr) = (self.mr, self.nr);
+        let (a, b, c) = (self.a.0, self.b.0, self.c.0);
+        T::with_buffers(|abuf, bbuf| {
+            let a_pack = aligned(abuf, T::MC.min(m).div_ceil(mr) * mr * T::KC.min(k));
+            let b_pack = aligned(bbuf, T::NC.min(n).div_ceil(nr) * nr * T::KC.min(k));
+            for jc in (0..n).step_by(T::NC) {
+                let nc = T::NC.min(n - jc);
+                for pc in (0..k).step_by(T::KC) {
+                    let kc = T::KC.min(k - pc);
+                    let add_to_c = self.accumulate || pc > 0;
+                    // SAFETY: every index below stays inside the m×n×k problem the caller
+                    // vouched for; the packed buffers were sized for the largest block.
+                    unsafe {
+                        let b_blk =
+                            Mat { ptr: b.ptr.offset(pc as isize * b.row_stride + jc as isize * b.col_stride), ..b };
+                        pack::pack_b(b_blk, kc, nc, nr, b_pack);
+                        for ic in (0..m).step_by(T::MC) {
+                            let mc = T::MC.min(m - ic);
+                            let a_blk =
+                                Mat { ptr: a.ptr.offset(ic as isize * a.row_stride + pc as isize * a.col_stride), ..a };
+                            // A row- or column-major A is read in place (packing it would be a
+                            // transpose or a plain copy); other strides and the last, partial
+                            // panel are packed.
+                            let direct = a.row_stride == 1 || a.col_stride == 1;
+                            let full = if direct { mc / mr * mr } else { 0 };
+                            if full < mc {
+                                let rest = Mat { ptr: a_blk.ptr.offset(full as isize * a.row_stride), ..a };
+                                pack::pack_a(rest, mc - full, kc, mr, a_pack);
+                            }
+                            for ir in (0..mc).step_by(mr) {
+                                for (jp, jr) in (0..nc).step_by(nr).enumerate() {
+                                    let bp = b_pack.add(jp * nr * kc);
+                                    let cp = c
+                                        .ptr
+                                        .offset((ic + ir) as isize * c.row_stride + (jc + jr) as isize * c.col_stride);
+                                    let (ap, steps) = if ir < full {
+                                        (a_blk.ptr.offset(ir as isize * a.row_stride), (a.row_stride, a.col_stride))
+                                    } else {
+                                        (a_pack.add((ir - full) * kc) as *const T, (1, mr as isize))
+                                    };
+                                    (self.kernel)(
+                                        kc,
+                                        ap,
+                                        steps,
+                                        bp,
+                                        cp,
+                                        (c.row_stride, c.col_stride),
+                                        mr.min(mc - ir),
+                                        nr.min(nc - jr),
+                                        add_to_c,
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// A 64-byte-aligned pointer to `len` values inside `buf` (grown as needed, never shrunk).
+fn aligned<T: Default + Clone>(buf: &mut Vec<T>, len: usize) -> *mut T {
+    let slack = 64 / std::mem::size_of::<T>();
+    if buf.len() < len + slack {
+        buf.resize(len + slack, T::default());
+    }
+    let off = buf.as_ptr().align_offset(64).min(slack);
+    // SAFETY: off ≤ slack, so `off + len` ≤ buf.len().
+    unsafe { buf.as_mut_ptr().add(off) }
+}
