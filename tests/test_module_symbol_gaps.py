@@ -155,3 +155,36 @@ def test_module_with_rnn_states_binds_and_feeds_them_back():
     mod.forward(batch)
     h2 = mod.get_outputs()[0].asnumpy()
     assert not np.allclose(h1, h2, rtol=1e-3)
+
+
+def test_gen_atomic_symbol_repeats_the_head_op_with_fresh_inputs():
+    x = mx.sym.var("x")
+    fc = mx.sym.FullyConnected(x * 2, num_hidden=3, name="fc")
+    atom = fc._gen_atomic_symbol()
+    assert atom.list_arguments() == ["_data", "_weight", "_bias"]
+    assert atom.attr("num_hidden") == "3"
+    assert atom.infer_shape(_data=(4, 5))[1] == [(4, 3)]
+    rnn = mx.sym.RNN(mx.sym.var("data"), mx.sym.var("param"), mx.sym.var("h0"),
+                     mx.sym.var("h1"), state_size=10, num_layers=2, bidirectional=True,
+                     state_outputs=True, mode="lstm", name="rnn")
+    atom = rnn._gen_atomic_symbol()
+    assert len(atom.list_outputs()) == 3
+    params = atom.attr_dict()[""]
+    assert params["mode"] == "lstm" and params["num_layers"] == "2"
+
+
+def test_gen_atomic_symbol_needs_one_op():
+    with pytest.raises(mx.base.MXNetError, match="_gen_atomic_symbol: .* one op"):
+        mx.sym.var("x")._gen_atomic_symbol()
+    two = mx.sym.Group([mx.sym.var("a") + 1, mx.sym.var("b") * 2])
+    with pytest.raises(mx.base.MXNetError, match="_gen_atomic_symbol"):
+        two._gen_atomic_symbol()
+
+
+def test_symbols_by_position_go_to_the_ops_own_inputs():
+    x, w, b = mx.sym.var("x"), mx.sym.var("w"), mx.sym.var("b")
+    assert mx.sym.FullyConnected(x, w, b, 3, name="fc").list_arguments() == ["x", "w", "b"]
+    assert mx.sym.FullyConnected(x, w, num_hidden=3, name="fc").list_arguments() == [
+        "x", "w", "fc_bias"]
+    with pytest.raises(mx.base.DTypeError, match="multiple values for argument 'weight'"):
+        mx.sym.FullyConnected(x, w, weight=b, num_hidden=3)

@@ -322,6 +322,21 @@ class Symbol:
         with open(fname, "w") as f:
             f.write(self.tojson())
 
+    def _gen_atomic_symbol(self):
+        """A new symbol of the op producing this symbol's outputs, with the same parameters
+        and fresh inputs (MXNet's leaves the inputs out; a ferrograd graph node always has its
+        inputs, so they are variables named ``_<input>``)."""
+        import json
+        graph = json.loads(self.tojson())
+        heads = {h[0] for h in graph["heads"]}
+        node = graph["nodes"][heads.pop()] if len(heads) == 1 else None
+        if node is None or node["op"] == "null":
+            raise MXNetError("_gen_atomic_symbol: the symbol must be the output(s) of one op, "
+                             f"got outputs {self.list_outputs()}")
+        params = {k: v for k, v in node.get("attrs", {}).items()
+                  if not (k.startswith("__") and k.endswith("__"))}
+        return Symbol(_sym_create(node["op"], params, [], [], "", []))
+
     def debug_str(self):
         """A node-by-node text dump of the graph."""
         return self.handle.debug_str()
