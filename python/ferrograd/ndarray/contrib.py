@@ -5,6 +5,8 @@ import math as _math
 
 import numpy as _np
 
+from . import CTCLoss, ctc_loss  # noqa: F401 - MXNet's contrib names of the CTC loss op
+
 
 def _is_float(data):
     return _np.dtype(data.dtype).kind == "f"
@@ -59,4 +61,5 @@ def SparseEmbedding(data, weight, input_dim, output_dim, dtype="float32",  # noq
                              dtype=dtype, sparse_grad=True, out=out)
 
 
-__all__ = ["isinf", "isfinite", "isnan", "rand_zipfian", "SparseEmbedding"]
+__all__ = ["isinf", "isfinite", "isnan", "rand_zipfian", "SparseEmbedding", "CTCLoss",
+           "ctc_loss"]
