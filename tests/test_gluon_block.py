@@ -218,7 +218,8 @@ def test_block_scope_names_symbols_on_its_own_thread():
     names = []
 
     def worker():
-        with gluon.block._BlockScope(FakeBlock()):
+        block = FakeBlock()  # a scope refers to its block weakly: the block owns the scope
+        with gluon.block._BlockScope(block):
             names.append(mx.name.NameManager.current.get(None, "hello"))
 
     thread = threading.Thread(target=worker)

@@ -10,6 +10,7 @@ traced with ``F = mx.sym`` and run on the Executor (``_hybrid``). ``export`` is 
 
 import threading
 import warnings
+import weakref
 from collections import OrderedDict
 
 from .. import initializer as _init
@@ -30,10 +31,16 @@ class _BlockScope:
     _current = threading.local()
 
     def __init__(self, block):
-        self._block = block
+        # A weak reference: the block owns its scope, and a cycle would leave a dropped block
+        # (and its bound executors' buffers) waiting for the garbage collector.
+        self._block_ref = weakref.ref(block)
         self._counter = {}
         self._previous = None
         self._name_prefix = None
+
+    @property
+    def _block(self):
+        return self._block_ref()
 
     @staticmethod
     def create(prefix, params, hint):
@@ -73,6 +80,10 @@ class _BlockScope:
         self._name_prefix.__exit__(*exc)
         self._name_prefix = None
         _BlockScope._current.value = self._previous
+        # An exited scope must not keep the enclosing block alive: a child block shared by
+        # several parents (one pooling layer in many nets) would otherwise hold every parent it
+        # was ever called from, with their bound executors.
+        self._previous = None
 
 
 def _flatten(values):
