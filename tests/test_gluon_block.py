@@ -218,8 +218,7 @@ def test_block_scope_names_symbols_on_its_own_thread():
     names = []
 
     def worker():
-        block = FakeBlock()  # a scope refers to its block weakly: the block owns the scope
-        with gluon.block._BlockScope(block):
+        with gluon.block._BlockScope(FakeBlock()):
             names.append(mx.name.NameManager.current.get(None, "hello"))
 
     thread = threading.Thread(target=worker)

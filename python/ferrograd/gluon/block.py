@@ -10,7 +10,6 @@ traced with ``F = mx.sym`` and run on the Executor (``_hybrid``). ``export`` is 
 
 import threading
 import warnings
-import weakref
 from collections import OrderedDict
 
 from .. import initializer as _init
@@ -30,17 +29,14 @@ class _BlockScope:
 
     _current = threading.local()
 
-    def __init__(self, block):
-        # A weak reference: the block owns its scope, and a cycle would leave a dropped block
-        # (and its bound executors' buffers) waiting for the garbage collector.
-        self._block_ref = weakref.ref(block)
-        self._counter = {}
+    def __init__(self, block, counter=None):
+        self._block = block
+        # The child counters live on the block (``name_scope()`` makes a scope per ``with``): a
+        # block holding its scope would be a cycle, leaving a dropped block and its bound
+        # executors' buffers to the garbage collector.
+        self._counter = {} if counter is None else counter
         self._previous = None
         self._name_prefix = None
-
-    @property
-    def _block(self):
-        return self._block_ref()
 
     @staticmethod
     def create(prefix, params, hint):
@@ -130,7 +126,7 @@ class Block:
         self._empty_prefix = prefix == ""
         self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
         self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
-        self._scope = _BlockScope(self)
+        self._child_counter = {}
         self._children = OrderedDict()
         self._reg_params = {}
         self._forward_hooks = OrderedDict()
@@ -176,7 +172,7 @@ class Block:
 
     def name_scope(self):
         """``with block.name_scope():`` names children under this block's prefix."""
-        return self._scope
+        return _BlockScope(self, self._child_counter)
 
     def register_child(self, block, name=None):
         if name is None:
