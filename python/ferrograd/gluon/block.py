@@ -29,9 +29,12 @@ class _BlockScope:
 
     _current = threading.local()
 
-    def __init__(self, block):
+    def __init__(self, block, counter=None):
         self._block = block
-        self._counter = {}
+        # The child counters live on the block (``name_scope()`` makes a scope per ``with``): a
+        # block holding its scope would be a cycle, leaving a dropped block and its bound
+        # executors' buffers to the garbage collector.
+        self._counter = {} if counter is None else counter
         self._previous = None
         self._name_prefix = None
 
@@ -73,6 +76,10 @@ class _BlockScope:
         self._name_prefix.__exit__(*exc)
         self._name_prefix = None
         _BlockScope._current.value = self._previous
+        # An exited scope must not keep the enclosing block alive: a child block shared by
+        # several parents (one pooling layer in many nets) would otherwise hold every parent it
+        # was ever called from, with their bound executors.
+        self._previous = None
 
 
 def _flatten(values):
@@ -119,7 +126,7 @@ class Block:
         self._empty_prefix = prefix == ""
         self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
         self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
-        self._scope = _BlockScope(self)
+        self._child_counter = {}
         self._children = OrderedDict()
         self._reg_params = {}
         self._forward_hooks = OrderedDict()
@@ -165,7 +172,7 @@ class Block:
 
     def name_scope(self):
         """``with block.name_scope():`` names children under this block's prefix."""
-        return self._scope
+        return _BlockScope(self, self._child_counter)
 
     def register_child(self, block, name=None):
         if name is None:

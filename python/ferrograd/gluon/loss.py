@@ -8,7 +8,6 @@ import numpy as np
 
 from .. import ndarray as nd
 from .. import symbol as sym
-from ._ctc import ctc_loss
 from .block import HybridBlock
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
@@ -194,10 +193,11 @@ class _ImperativeLoss(Loss):
         return self.hybrid_forward(nd, *args)
 
 
-class CTCLoss(_ImperativeLoss):
+class CTCLoss(Loss):
     """Connectionist Temporal Classification loss. ``pred`` holds unnormalised scores in
     ``layout`` ('NTC' or 'TNC'), ``label`` class indices in ``label_layout`` ('NT' or 'TN'),
-    padded with -1; the blank is the last class. Runs imperatively (NumPy core)."""
+    padded with -1; the blank is the last class. The ``CTCLoss`` op, so it also runs on Symbols
+    and hybridized."""
 
     def __init__(self, layout="NTC", label_layout="NT", weight=None, **kwargs):
         if layout not in ("NTC", "TNC"):
@@ -216,7 +216,16 @@ class CTCLoss(_ImperativeLoss):
             pred = F.swapaxes(pred, 0, 1)
         if self._batch_axis == 1:
             label = F.swapaxes(label, 0, 1)
-        loss = ctc_loss(pred, label, pred_lengths, label_lengths)
+        flags = {"use_data_lengths": pred_lengths is not None,
+                 "use_label_lengths": label_lengths is not None, "blank_label": "last"}
+        if F is nd:
+            # The op takes the length inputs its flags ask for, in order, by position.
+            lengths = [x for x in (pred_lengths, label_lengths) if x is not None]
+            loss = F.CTCLoss(pred, label, *lengths, **flags)
+        else:
+            lengths = {"data_lengths": pred_lengths, "label_lengths": label_lengths}
+            loss = F.CTCLoss(data=pred, label=label,
+                             **{k: v for k, v in lengths.items() if v is not None}, **flags)
         return _apply_weighting(F, loss, self._weight, sample_weight)
 
 

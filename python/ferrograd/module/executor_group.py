@@ -105,6 +105,13 @@ def _merge_multi_context(outputs, axes):
     return merged
 
 
+def _as_descs(shapes):
+    """``DataDesc`` for each entry; ``(name, shape)`` pairs are accepted as in MXNet."""
+    if shapes is None:
+        return None
+    return [d if isinstance(d, DataDesc) else DataDesc(*d) for d in shapes]
+
+
 class DataParallelExecutorGroup:
     """Binds ``symbol`` once per context in ``contexts``; ``workload`` splits the batch."""
 
@@ -125,6 +132,7 @@ class DataParallelExecutorGroup:
         self.state_names = list(state_names or [])
         self._default_execs = None
         self._total_exec_bytes = 0
+        data_shapes, label_shapes = _as_descs(data_shapes), _as_descs(label_shapes)
         self.grad_req = self._grad_req_dict(grad_req if for_training else "null", data_shapes)
         if shared_group is not None:
             self.shared_data_arrays = shared_group.shared_data_arrays
@@ -190,6 +198,7 @@ class DataParallelExecutorGroup:
 
     def bind_exec(self, data_shapes, label_shapes, shared_group=None, reshape=False):
         """Binds (or, with ``reshape``, reshapes) one executor per context."""
+        data_shapes, label_shapes = _as_descs(data_shapes), _as_descs(label_shapes)
         self.batch_size = None
         self.data_layouts = self.decide_slices(data_shapes)
         self.label_layouts = self.decide_slices(label_shapes) if label_shapes else []
@@ -212,6 +221,7 @@ class DataParallelExecutorGroup:
 
     def reshape(self, data_shapes, label_shapes):
         """Rebinds for new input shapes, sharing the parameters with the first binding."""
+        data_shapes, label_shapes = _as_descs(data_shapes), _as_descs(label_shapes)
         if data_shapes == self.data_shapes and label_shapes == self.label_shapes:
             return
         if self._default_execs is None:

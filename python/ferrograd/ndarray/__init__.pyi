@@ -34,6 +34,12 @@ def BatchNorm(
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def BlockGrad(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
+def CTCLoss(
+    data: NDArray, label: NDArray, data_lengths: NDArray | None = ...,
+    label_lengths: NDArray | None = ..., use_data_lengths: bool = ...,
+    use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def Cast(
     data: NDArray, dtype: str, *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
@@ -309,6 +315,18 @@ def _backward_softmin(
 def _backward_take(
     ograd: NDArray, indices: NDArray, axis: int = ...,
     mode: Literal['clip', 'raise', 'wrap'] = ..., *, shape: tuple[int, ...],
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_CTCLoss(
+    data: NDArray, label: NDArray, data_lengths: NDArray | None = ...,
+    label_lengths: NDArray | None = ..., use_data_lengths: bool = ...,
+    use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_ctc_loss(
+    data: NDArray, label: NDArray, data_lengths: NDArray | None = ...,
+    label_lengths: NDArray | None = ..., use_data_lengths: bool = ...,
+    use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _copy(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
@@ -781,6 +799,12 @@ def cosh(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) ->
 def crop(
     data: NDArray, begin: tuple[int | None, ...], end: tuple[int | None, ...],
     step: tuple[int | None, ...] = ..., *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def ctc_loss(
+    data: NDArray, label: NDArray, data_lengths: NDArray | None = ...,
+    label_lengths: NDArray | None = ..., use_data_lengths: bool = ...,
+    use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def current_context() -> Any: ...
 def degrees(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...

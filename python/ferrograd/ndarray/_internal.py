@@ -34,6 +34,21 @@ def _crop_assign_scalar(data, scalar=0.0, begin=(), end=(), step=(), out=None, n
 
 
 _slice_assign = _crop_assign
+
+
+def _square_sum(data, axis=None, keepdims=False, exclude=False, out=None, name=None):
+    """``sum(square(data), axis)``, MXNet's fused op for row-sparse weights (a factorization
+    machine's ``v``): row-sparse in, row-sparse out for ``axis=1, keepdims=True`` (a row of
+    zeros sums to zero), dense otherwise. MXNet accepts only row-sparse input; a dense one works
+    here too."""
+    from .. import ndarray
+    res = ndarray.sum(ndarray.square(data), axis=axis, keepdims=keepdims, exclude=exclude)
+    if getattr(data, "stype", "default") == "row_sparse" and keepdims and axis in (1, (1,), -1):
+        res = res.tostype("row_sparse")
+    if out is not None:
+        out[:] = res
+        return out
+    return res
 _slice_assign_scalar = _crop_assign_scalar
 
 

@@ -5,6 +5,8 @@ import math as _math
 
 import numpy as _np
 
+from . import CTCLoss, ctc_loss  # noqa: F401 - MXNet's contrib names of the CTC loss op
+
 
 def _is_float(data):
     return _np.dtype(data.dtype).kind == "f"
@@ -50,4 +52,14 @@ def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
     return _zipfian(ndarray, true_classes, num_sampled, range_max)
 
 
-__all__ = ["isinf", "isfinite", "isnan", "rand_zipfian"]
+def SparseEmbedding(data, weight, input_dim, output_dim, dtype="float32",  # noqa: N802
+                    deterministic=False, out=None, name=None):
+    """MXNet's deprecated ``contrib.SparseEmbedding``: ``Embedding`` whose weight gradient is
+    row-sparse (``sparse_grad=True``). ``deterministic`` only chose MXNet's GPU kernel."""
+    from .. import ndarray
+    return ndarray.Embedding(data, weight, input_dim=input_dim, output_dim=output_dim,
+                             dtype=dtype, sparse_grad=True, out=out)
+
+
+__all__ = ["isinf", "isfinite", "isnan", "rand_zipfian", "SparseEmbedding", "CTCLoss",
+           "ctc_loss"]

@@ -28,6 +28,12 @@ def BatchNorm(
 def BlockGrad(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def CTCLoss(
+    data: Symbol | None = ..., label: Symbol | None = ..., data_lengths: Symbol | None = ...,
+    label_lengths: Symbol | None = ..., use_data_lengths: bool = ...,
+    use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def Cast(
     data: Symbol | None = ..., *, dtype: str, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -332,6 +338,18 @@ def _backward_softmin(
 def _backward_take(
     ograd: Symbol | None = ..., indices: Symbol | None = ..., axis: int = ...,
     mode: Literal['clip', 'raise', 'wrap'] = ..., *, shape: tuple[int, ...],
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_CTCLoss(
+    data: Symbol | None = ..., label: Symbol | None = ..., data_lengths: Symbol | None = ...,
+    label_lengths: Symbol | None = ..., use_data_lengths: bool = ...,
+    use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_ctc_loss(
+    data: Symbol | None = ..., label: Symbol | None = ..., data_lengths: Symbol | None = ...,
+    label_lengths: Symbol | None = ..., use_data_lengths: bool = ...,
+    use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _copy(
@@ -880,6 +898,12 @@ def cosh(
 def crop(
     data: Symbol | None = ..., *, begin: tuple[int | None, ...], end: tuple[int | None, ...],
     step: tuple[int | None, ...] = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def ctc_loss(
+    data: Symbol | None = ..., label: Symbol | None = ..., data_lengths: Symbol | None = ...,
+    label_lengths: Symbol | None = ..., use_data_lengths: bool = ...,
+    use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def degrees(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,

@@ -28,15 +28,25 @@ def _make(spec, called=None):
                      if p.default is not None and p.py_type.endswith("| None")}
 
     def op(*args, name=None, attr=None, **kwargs):
+        lead = ()
         if not variadic and args:
             # MXNet's generated functions take inputs, then parameters, by position.
             if len(args) > len(all_names):
                 raise DTypeError(f"{opname}: {len(args)} positional arguments given, it takes "
                                  f"at most {len(all_names)} ({', '.join(all_names)})")
+            # Symbols given by position stay positional: the op places them by its own input
+            # list, which its parameters may change (CTCLoss with only use_label_lengths takes
+            # label_lengths third).
+            n_lead = 0
+            while n_lead < min(len(args), len(names)) and isinstance(args[n_lead], Symbol):
+                n_lead += 1
+            lead = args[:n_lead]
             for k, v in zip(all_names, args, strict=False):
                 if k in kwargs:
                     raise DTypeError(f"{opname}: got multiple values for argument '{k}'")
                 kwargs[k] = v
+            for k in names[:n_lead]:
+                del kwargs[k]
             args = ()
         for i, a in enumerate(args):
             if not isinstance(a, Symbol):
@@ -57,7 +67,7 @@ def _make(spec, called=None):
                 named.append((k, v))
             elif v is not None or k in explicit_none:
                 op_params[k] = v
-        positional, resolved = list(args), False
+        positional, resolved = list(lead or args), False
         if variadic:
             n = op_params.get("num_args")
             if "num_args" in params and n is None:

@@ -1,5 +1,5 @@
 """``mx.sym.contrib``: MXNet 1.x's contributed symbol functions (the Zipfian candidate
-sampler)."""
+sampler, ``SparseEmbedding``)."""
 
 from ..ndarray.contrib import _zipfian
 
@@ -11,4 +11,18 @@ def rand_zipfian(true_classes, num_sampled, range_max):
     return _zipfian(symbol, true_classes, num_sampled, range_max)
 
 
-__all__ = ["rand_zipfian"]
+def SparseEmbedding(data=None, weight=None, input_dim=None, output_dim=None,  # noqa: N802
+                    dtype="float32", deterministic=False, name=None, attr=None):
+    """MXNet's deprecated ``contrib.SparseEmbedding``: ``Embedding`` with a row-sparse weight
+    gradient (``sparse_grad=True``); auto-named ``sparseembedding<N>`` as in MXNet.
+    ``deterministic`` only chose MXNet's GPU kernel."""
+    from . import _OPS
+    from ._ops import _make
+    if input_dim is None or output_dim is None:
+        raise TypeError("SparseEmbedding: input_dim and output_dim are required")
+    embedding = _make(_OPS["Embedding"]._spec, "SparseEmbedding")
+    return embedding(data=data, weight=weight, input_dim=input_dim, output_dim=output_dim,
+                     dtype=dtype, sparse_grad=True, name=name, attr=attr)
+
+
+__all__ = ["rand_zipfian", "SparseEmbedding"]

@@ -271,8 +271,20 @@ class Symbol:
     def _infer_type(self, partial, args, kwargs):
         def check(k, v):
             _np.dtype(v)  # raises TypeError for something that is not a dtype
-        pairs = self._known("type", args, kwargs, check)
-        arg, out, aux = self.handle.infer_type([(k, _np.dtype(v).name) for k, v in pairs])
+        known = {k: _np.dtype(v).name for k, v in self._known("type", args, kwargs, check)}
+        arg, out, aux = self.handle.infer_type(list(known.items()))
+        # One pass decides a variable's type from its consumer's inputs seen so far, so a variable
+        # whose consumer's other inputs are typed later in the graph (an RNN's begin state
+        # feeding the first step's FullyConnected, whose weight is typed by a later step) needs
+        # the types decided so far fed back until nothing changes.
+        names = self.list_arguments()
+        while True:
+            decided = {n: t for n, t in zip(names, arg, strict=True)
+                       if t is not None and n not in known}
+            if not decided or None not in arg:
+                break
+            known.update(decided)
+            arg, out, aux = self.handle.infer_type(list(known.items()))
         conv = lambda ts: [None if t is None else _np.dtype(t).type for t in ts]  # noqa: E731
         arg, out, aux = conv(arg), conv(out), conv(aux)
         if not partial and any(t is None for t in arg + out + aux):
@@ -309,6 +321,21 @@ class Symbol:
             raise TypeError("fname need to be string")
         with open(fname, "w") as f:
             f.write(self.tojson())
+
+    def _gen_atomic_symbol(self):
+        """A new symbol of the op producing this symbol's outputs, with the same parameters
+        and fresh inputs (MXNet's leaves the inputs out; a ferrograd graph node always has its
+        inputs, so they are variables named ``_<input>``)."""
+        import json
+        graph = json.loads(self.tojson())
+        heads = {h[0] for h in graph["heads"]}
+        node = graph["nodes"][heads.pop()] if len(heads) == 1 else None
+        if node is None or node["op"] == "null":
+            raise MXNetError("_gen_atomic_symbol: the symbol must be the output(s) of one op, "
+                             f"got outputs {self.list_outputs()}")
+        params = {k: v for k, v in node.get("attrs", {}).items()
+                  if not (k.startswith("__") and k.endswith("__"))}
+        return Symbol(_sym_create(node["op"], params, [], [], "", []))
 
     def debug_str(self):
         """A node-by-node text dump of the graph."""
@@ -460,6 +487,22 @@ class Symbol:
     del _n, _a
 
 
+def _shape_attr(name, shape):
+    """``var``'s ``shape`` as MXNet's attribute text: an int is a 1-d shape (stored as MXNet
+    stores it, ``'3'``), a sequence of ints a tuple ``'(2, 3)'``."""
+    if isinstance(shape, (int, _np.integer)) and not isinstance(shape, bool):
+        return str(int(shape))
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        dims = None
+    if dims is None or isinstance(shape, str) or not all(
+            isinstance(d, (int, _np.integer)) and not isinstance(d, bool) for d in dims):
+        raise TypeError(f"var: the shape of '{name}' must be an int or a tuple of ints, "
+                        f"got {shape!r}")
+    return str(tuple(int(d) for d in dims))
+
+
 def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
         stype=None, **kwargs):
     """A named free variable. ``shape``/``dtype``/``lr_mult``/... become string attributes
@@ -468,7 +511,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
         raise TypeError("Expect a string for variable `name`")
     attr = _scoped_attrs(attr)
     if shape is not None:
-        attr["__shape__"] = str(tuple(shape))
+        attr["__shape__"] = _shape_attr(name, shape)
     if lr_mult is not None:
         attr["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:

@@ -42,6 +42,7 @@ const MODULES: &[&[OpDef]] = &[
     super::nn::loss::DEFS,
     super::nn::dense::DEFS,
     super::nn::dropout::DEFS,
+    super::nn::ctc::DEFS,
     super::conv::convolution::DEFS,
     super::conv::pooling::DEFS,
     super::conv::norm::DEFS,

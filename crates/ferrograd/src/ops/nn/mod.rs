@@ -8,6 +8,7 @@
 
 pub mod act_grad;
 pub mod activation;
+pub mod ctc;
 pub mod dense;
 pub mod dropout;
 pub mod loss;
