@@ -88,28 +88,6 @@ pub fn give<T: Element>(v: Vec<T>) {
     }
 }
 
-/// Bytes held in free pooled buffers.
-pub fn pooled_bytes() -> usize {
-    POOL.lock().map(|p| p.bytes).unwrap_or(0)
-}
-
-/// Returns every free pooled buffer to the allocator.
-pub fn release_all() {
-    let blocks: Vec<((usize, usize), Vec<Block>)> = match POOL.lock() {
-        Ok(mut pool) => {
-            pool.bytes = 0;
-            pool.free.drain().collect()
-        }
-        Err(_) => return,
-    };
-    for ((bytes, align), list) in blocks {
-        for b in list {
-            // SAFETY: allocated by the global allocator with exactly this layout (see `Block`).
-            unsafe { std::alloc::dealloc(b.0.as_ptr(), std::alloc::Layout::from_size_align_unchecked(bytes, align)) };
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
