@@ -449,3 +449,43 @@ pub fn dropout_grad(name: &'static str) {
     // In predict mode (mode='training') the op is the identity: ordinary checks apply.
     check("Dropout predict", &op, &[f64s(&rng.vec(6, -1.0, 1.0), &[2, 3])], &mut rng, true);
 }
+
+/// Two steps, one sequence, alphabet {blank = 0, a = 1}, label "a": the alignments are a·a, ∅·a
+/// and a·∅, so the loss is -ln(a₁a₂ + ∅₁a₂ + a₁∅₂) of the per-step softmax probabilities.
+pub fn ctc_loss(name: &'static str) {
+    let x = [0.3, -0.2, 1.1, 0.4]; // (T, N, C) = (2, 1, 2)
+    let softmax = |t: usize| {
+        let (b, a) = (f64::exp(x[2 * t]), f64::exp(x[2 * t + 1]));
+        (b / (a + b), a / (a + b))
+    };
+    let ((b1, a1), (b2, a2)) = (softmax(0), softmax(1));
+    let want = -(a1 * a2 + b1 * a2 + a1 * b2).ln();
+    for dt in [F64, F32] {
+        let y = call1(name, &[f64s(&x, &[2, 1, 2]).astype(dt), arr(&[1.0], &[1, 1], dt)], &[]);
+        check_arr(&format!("{name} (2, 1, 2) {dt}"), &y, &[1], dt, &[want], 1e-6, 1e-7);
+    }
+}
+
+/// The rule's data gradient against central differences of `Σ_n h_n·loss_n` (the hidden
+/// gradient output is not a differentiable head, so the generic check does not apply).
+pub fn ctc_loss_grad(name: &'static str) {
+    let mut rng = Rng::new(231);
+    let op = build(name, &[]);
+    let x = rng.vec(3 * 2 * 4, -1.0, 1.0);
+    let label = arr(&[1.0, 2.0, 3.0, 0.0], &[2, 2], F32); // padded with 0 (`blank_label='first'`)
+    let h = [0.7, -1.3];
+    let loss = |xv: &[f64]| -> f64 {
+        let y = call1(name, &[f64s(xv, &[3, 2, 4]), label.clone()], &[]).to_f64_vec();
+        y.iter().zip(&h).map(|(l, w)| l * w).sum()
+    };
+    let heads = [f64s(&h, &[2]), NDArray::zeros(&[3, 2, 4], F64)];
+    let g = eval_grad(op.as_ref(), &[f64s(&x, &[3, 2, 4]), label.clone()], &heads).unwrap();
+    let got = g[0].as_ref().expect("a data gradient").to_f64_vec();
+    for (j, &gj) in got.iter().enumerate() {
+        let (mut up, mut down) = (x.clone(), x.clone());
+        up[j] += 1e-6;
+        down[j] -= 1e-6;
+        let fd = (loss(&up) - loss(&down)) / 2e-6;
+        assert!((gj - fd).abs() <= 1e-6 + 1e-5 * fd.abs(), "{name}: d/d data[{j}]: rule {gj} vs difference {fd}");
+    }
+}

@@ -402,6 +402,7 @@ table! {
     "SoftmaxOutput" => loss, none, nl::softmax_output, Some(nl::softmax_output_grad);
     "_backward_SoftmaxOutput" => loss, none, nl::softmax_output_backward, Some(nl::softmax_output_backward_grad);
     "softmax_cross_entropy" => loss, none, nl::softmax_cross_entropy, Some(nl::softmax_cross_entropy_grad);
+    "CTCLoss" => loss, none, nl::ctc_loss, Some(nl::ctc_loss_grad);
     "LinearRegressionOutput" => loss, none, nl::regression_output, Some(nl::regression_output_grad);
     "LogisticRegressionOutput" => loss, none, nl::regression_output, Some(nl::regression_output_grad);
     "MAERegressionOutput" => loss, none, nl::regression_output, Some(nl::regression_output_grad);
