@@ -90,6 +90,14 @@ impl NDArray {
         out
     }
 
+    /// [`NDArray::to_f64_vec`] into `out`, reusing its allocation (staging buffers kept across
+    /// calls).
+    pub(crate) fn read_f64_into(&self, out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(self.size(), 0.0);
+        cast_into(&self.snapshot(), &self.layout, out);
+    }
+
     /// The single element of a one-element array, as f64.
     pub fn item_f64(&self) -> Result<f64> {
         if self.size() != 1 {

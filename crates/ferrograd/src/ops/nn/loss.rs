@@ -14,6 +14,7 @@
 //! `[0, k)` (e.g. -1 without `use_ignore`) subtracts no one-hot (gradient `p`), as in MXNet;
 //! `softmax_cross_entropy` rejects out-of-range labels with an Index error.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use ferrograd_kernels::Element;
@@ -245,6 +246,12 @@ pub struct SoftmaxOutputGrad {
     pub cfg: SmOutCfg,
 }
 
+thread_local! {
+    /// The SoftmaxOutput gradient's f64 staging (probabilities, labels, result), reused across
+    /// calls so a training step allocates nothing here once warm.
+    static STAGING: RefCell<[Vec<f64>; 3]> = RefCell::new(Default::default());
+}
+
 impl Op for SoftmaxOutputGrad {
     fn name(&self) -> &'static str {
         "_backward_SoftmaxOutput"
@@ -263,13 +270,18 @@ impl Op for SoftmaxOutputGrad {
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (p, l) = (&inputs[0], &inputs[1]);
         let geo = self.cfg.geometry(self.name(), p.shape(), l.shape())?;
-        let pv = p.to_contiguous().to_f64_vec();
-        let lv = l.to_contiguous().to_f64_vec();
-        let mut out = vec![0.0; pv.len()];
-        self.cfg.loss_grad(&geo, &pv, &lv, p.shape()[0], &mut out);
-        with_float_dtype!(p.dtype(), T => {
-            outputs[0].write_out::<T, _>(|o| o.iter_mut().zip(&out).for_each(|(o, &v)| *o = T::from_f64(v)))
-        }, else Err(Error::DType(format!("{}: output must be a float array", self.name()))))
+        STAGING.with(|staging| {
+            let mut staging = staging.borrow_mut();
+            let [pv, lv, out] = &mut *staging;
+            p.read_f64_into(pv);
+            l.read_f64_into(lv);
+            out.clear();
+            out.resize(pv.len(), 0.0);
+            self.cfg.loss_grad(&geo, pv, lv, p.shape()[0], out);
+            with_float_dtype!(p.dtype(), T => {
+                outputs[0].write_out::<T, _>(|o| o.iter_mut().zip(out.iter()).for_each(|(o, &v)| *o = T::from_f64(v)))
+            }, else Err(Error::DType(format!("{}: output must be a float array", self.name()))))
+        })
     }
     fn saves(&self) -> Saves {
         Saves::Inputs
