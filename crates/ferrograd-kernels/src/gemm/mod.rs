@@ -307,7 +307,7 @@ impl<T: Packed> Block<T> {
                             let full = if direct { mc / mr * mr } else { 0 };
                             if full < mc {
                                 let rest = Mat { ptr: a_blk.ptr.offset(full as isize * a.row_stride), ..a };
-                                pack::pack_a(rest, mc - full, kc, mr, a_pack);
+                                pack::pack_b(rest.transposed(), kc, mc - full, mr, a_pack);
                             }
                             for ir in (0..mc).step_by(mr) {
                                 for (jp, jr) in (0..nc).step_by(nr).enumerate() {

@@ -1,52 +1,11 @@
-//! Packing: copies a block of A (or B) into the panel order the micro-kernels read, zero-padding
-//! the last panel so every kernel call sees full `MR` (`NR`) rows (columns).
+//! Packing: copies a block of B into the panel order the micro-kernels read, zero-padding the
+//! last panel so every kernel call sees full `NR` columns. A block of A packs the same way as
+//! its transpose (`pack_b(a.transposed(), ...)`: a panel of A's rows is a panel of Aᵀ's columns).
 
 use crate::matmul::Mat;
 
-/// Packs rows `0..mc`, columns `0..kc` of `a` into `mc.div_ceil(mr)` panels of `kc×mr` values
-/// (for each k, `mr` consecutive rows).
-///
-/// # Safety
-/// `a` is readable at every `(i, p)` with `i < mc`, `p < kc`; `buf` holds
-/// `mc.div_ceil(mr)·mr·kc` values.
-pub(super) unsafe fn pack_a<T: Copy + Default>(a: Mat<*const T>, mc: usize, kc: usize, mr: usize, buf: *mut T) {
-    let (rs, cs) = (a.row_stride, a.col_stride);
-    for (panel, i0) in (0..mc).step_by(mr).enumerate() {
-        let rows = mr.min(mc - i0);
-        // SAFETY: rows `i0..i0+rows` < mc and columns < kc are readable; the panel's `kc·mr`
-        // slots lie inside `buf` (panel < mc.div_ceil(mr)).
-        unsafe {
-            let dst = buf.add(panel * mr * kc);
-            let src = a.ptr.offset(i0 as isize * rs);
-            if cs == 1 {
-                // Row-major A: read each row contiguously.
-                for i in 0..rows {
-                    let row = src.offset(i as isize * rs);
-                    for p in 0..kc {
-                        *dst.add(p * mr + i) = *row.add(p);
-                    }
-                }
-            } else {
-                for p in 0..kc {
-                    let col = src.offset(p as isize * cs);
-                    for i in 0..rows {
-                        *dst.add(p * mr + i) = *col.offset(i as isize * rs);
-                    }
-                }
-            }
-            if rows < mr {
-                for p in 0..kc {
-                    for i in rows..mr {
-                        *dst.add(p * mr + i) = T::default();
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// Packs rows `0..kc`, columns `0..nc` of `b` into `nc.div_ceil(nr)` panels of `kc×nr` values
-/// (for each k, `nr` consecutive columns).
+/// (for each k, `nr` consecutive columns; packing Aᵀ this way gives A's panels of `mr` rows).
 ///
 /// # Safety
 /// `b` is readable at every `(p, j)` with `p < kc`, `j < nc`; `buf` holds
