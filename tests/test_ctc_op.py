@@ -36,6 +36,20 @@ def test_ndarray_matches_mxnet(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_ndarray_by_keyword_matches_mxnet(case):
+    # Lengths by keyword, the other one omitted (a gap in the optional inputs), as MXNet allows.
+    names = _input_names(case["kwargs"])
+    arrays = {n: nd.array(a) for n, a in zip(names, case["inputs"], strict=True)}
+    loss = nd.CTCLoss(**arrays, **case["kwargs"])
+    np.testing.assert_allclose(loss.asnumpy(), case["loss"], rtol=1e-5)
+
+
+def test_a_missing_required_input_is_named():
+    with pytest.raises(TypeError, match="missing required input.*label"):
+        nd.CTCLoss(data=nd.zeros((3, 1, 4)), label_lengths=nd.array([1]), use_label_lengths=True)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_symbol_matches_mxnet(case):
     names = _input_names(case["kwargs"])
     out = mx.sym.CTCLoss(*[mx.sym.var(n) for n in names], name="ctc", **case["kwargs"])

@@ -492,8 +492,10 @@ def _ag_get_symbol_json(x: NDArray) -> str:
 
 
 def _ag_record_function(backward: Callable[..., Any], inputs: Sequence[NDArray],
-                        outputs: Sequence[NDArray]) -> None:
-    """Records one custom ``autograd.Function`` node from ``inputs`` to ``outputs``."""
+                        outputs: Sequence[NDArray], graph: _Symbol | None = None,
+                        input_names: Sequence[str] = ..., inline: bool = False) -> None:
+    """Records one custom node from ``inputs`` to ``outputs`` (an ``autograd.Function``, or a
+    hybridized block's call with the ``graph`` it ran, for ``autograd.get_symbol``)."""
 
 
 # ---- symbol / executor (wrapped by ferrograd.symbol and ferrograd.executor)

@@ -27,7 +27,7 @@ fn bad_index(obj: &Bound<'_, PyAny>, why: &str) -> PyErr {
 pub fn parse_array(obj: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
     let py = obj.py();
     if let Ok(a) = obj.cast::<PyNDArray>() {
-        let x = a.get().array();
+        let x = a.get().tracked();
         return enter_with_gil(py, || {
             if x.dtype() == DType::Bool {
                 return mask_item(&x);

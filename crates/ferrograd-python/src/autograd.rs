@@ -2,10 +2,9 @@
 //!
 //! The Python module `autograd.py` keeps MXNet's argument handling; everything here is a thin
 //! call into `ferrograd::autograd`. A Python `autograd.Function` becomes one recorded node whose
-//! gradient rule calls back into Python ([`PyFunctionOp`]).
+//! gradient calls back into Python ([`PyBackward`]).
 
-use ferrograd::autograd::{self, BackwardArgs, Entry, GradReq};
-use ferrograd::ops::{Ctx, Grad, Op, Saves, Val};
+use ferrograd::autograd::{self, BackwardArgs, CustomBackward, Entry, GradReq, Tracked};
 use ferrograd::{Error, Meta, NDArray};
 use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
@@ -13,8 +12,8 @@ use pyo3::types::{PyTuple, PyType};
 use crate::errors::{enter, enter_with_gil, has_history};
 use crate::ndarray::PyNDArray;
 
-fn arrays(xs: &[PyRef<'_, PyNDArray>]) -> Vec<NDArray> {
-    xs.iter().map(|x| x.array()).collect()
+fn arrays(xs: &[PyRef<'_, PyNDArray>]) -> Vec<Tracked> {
+    xs.iter().map(|x| x.tracked()).collect()
 }
 
 #[pyfunction]
@@ -41,7 +40,7 @@ fn _ag_is_training() -> bool {
 /// gradient for it can be used (hybridized blocks skip input gradients nobody reads).
 #[pyfunction]
 fn _ag_in_graph(x: PyRef<'_, PyNDArray>) -> bool {
-    x.with(NDArray::has_entry)
+    x.with(Tracked::has_entry)
 }
 
 /// Marks `var` as a fresh leaf whose gradient goes into `grad` (by reference).
@@ -51,10 +50,9 @@ fn _ag_mark_variable(var: &Bound<'_, PyNDArray>, grad: PyRef<'_, PyNDArray>, req
     let g = grad.array();
     drop(grad);
     let me = var.get();
-    let shape = me.array().shape().to_vec();
+    let shape = me.with(|x| x.shape().to_vec());
     enter_with_gil(py, || {
         let req = GradReq::parse(req)?;
-        let g = g.detach();
         if g.shape() != shape.as_slice() {
             return Err(Error::Shape(format!(
                 "mark_variables: gradient buffer has shape {} but the variable has shape {}",
@@ -67,8 +65,8 @@ fn _ag_mark_variable(var: &Bound<'_, PyNDArray>, grad: PyRef<'_, PyNDArray>, req
     })
 }
 
-fn head_grad_arrays(head_grads: &[Option<PyRef<'_, PyNDArray>>]) -> Vec<Option<NDArray>> {
-    head_grads.iter().map(|g| g.as_ref().map(|g| g.array())).collect()
+fn head_grad_arrays(head_grads: &[Option<PyRef<'_, PyNDArray>>]) -> Vec<Option<Tracked>> {
+    head_grads.iter().map(|g| g.as_ref().map(|g| g.tracked())).collect()
 }
 
 #[pyfunction]
@@ -103,7 +101,7 @@ fn _ag_set_grad_ready_hook(hook: Option<Py<PyAny>>) {
 /// The id a grad-ready hook receives for the marked variable `x` (None if `x` is not one).
 #[pyfunction]
 fn _ag_variable_id(x: PyRef<'_, PyNDArray>) -> Option<usize> {
-    x.array().entry().and_then(|e| e.variable_id())
+    x.with(|x| x.entry().and_then(Entry::variable_id))
 }
 
 fn hook_error(py: Python<'_>, e: PyErr) -> Error {
@@ -132,7 +130,7 @@ fn _ag_grad(
 #[pyfunction]
 fn _ag_get_symbol(x: PyRef<'_, PyNDArray>) -> PyResult<crate::symbol::PySymbol> {
     let py = x.py();
-    let hs = [x.array()];
+    let hs = [x.tracked()];
     drop(x);
     let sym = enter(py, has_history(&hs), || autograd::history_symbol(&hs[0]))?;
     Ok(crate::symbol::PySymbol { inner: sym })
@@ -142,7 +140,7 @@ fn _ag_get_symbol(x: PyRef<'_, PyNDArray>) -> PyResult<crate::symbol::PySymbol> 
 #[pyfunction]
 fn _ag_get_symbol_json(x: PyRef<'_, PyNDArray>) -> PyResult<String> {
     let py = x.py();
-    let hs = [x.array()];
+    let hs = [x.tracked()];
     drop(x);
     enter(py, has_history(&hs), || autograd::history_json(&hs[0]))
 }
@@ -151,30 +149,24 @@ fn _ag_get_symbol_json(x: PyRef<'_, PyNDArray>) -> PyResult<String> {
 /// same autograd entry.
 #[pyfunction]
 fn _view_as<'py>(cls: &Bound<'py, PyType>, x: PyRef<'_, PyNDArray>) -> PyResult<Bound<'py, PyAny>> {
-    let inner = x.array();
+    let inner = x.tracked();
     drop(x);
     let obj = cls.call0()?;
     obj.cast::<PyNDArray>()?.get().set_array(inner);
     Ok(obj)
 }
 
-/// A Python `autograd.Function` as one node: its gradient rule calls `backward(*out_grads)`.
-struct PyFunctionOp {
+/// The gradient of a Python `autograd.Function` node: calls `backward(*out_grads)`.
+struct PyBackward {
     backward: Py<PyAny>,
     in_metas: Vec<Meta>,
-    out_metas: Vec<Meta>,
 }
 
-impl std::fmt::Debug for PyFunctionOp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Function({} inputs, {} outputs)", self.in_metas.len(), self.out_metas.len())
-    }
-}
-
-impl PyFunctionOp {
+impl CustomBackward for PyBackward {
     /// Calls the user's backward and checks what it returned: one array (or None) per input, in
-    /// the input's shape.
-    fn call_backward(&self, out_grads: Vec<NDArray>) -> ferrograd::Result<Vec<Option<NDArray>>> {
+    /// the input's shape. The arrays keep their autograd entries (under `create_graph` the
+    /// user's ops were recorded).
+    fn backward(&self, out_grads: Vec<Tracked>) -> ferrograd::Result<Vec<Option<Tracked>>> {
         Python::attach(|py| {
             let args: Vec<Py<PyNDArray>> =
                 out_grads.into_iter().map(|g| PyNDArray::wrap(py, g)).collect::<PyResult<_>>().map_err(py_error)?;
@@ -207,7 +199,7 @@ impl PyFunctionOp {
                             item.get_type().name().map(|n| n.to_string()).unwrap_or_default()
                         ))
                     })?;
-                    let g = g.get().array();
+                    let g = g.get().tracked();
                     if g.shape() != &meta.shape[..] {
                         return Err(Error::Shape(format!(
                             "Function.backward: gradient {i} has shape {} but input {i} has shape {}",
@@ -230,65 +222,29 @@ fn py_error(e: PyErr) -> Error {
     })
 }
 
-impl Op for PyFunctionOp {
-    fn name(&self) -> &'static str {
-        "_CustomFunction"
-    }
-    fn arg_names(&self) -> &'static [&'static str] {
-        &[]
-    }
-    fn num_outputs(&self) -> usize {
-        self.out_metas.len()
-    }
-    fn infer(&self, _inputs: &[Meta]) -> ferrograd::Result<Vec<Meta>> {
-        Ok(self.out_metas.clone())
-    }
-    fn forward(&self, _ctx: &Ctx, _inputs: &[NDArray], _outputs: &mut [NDArray]) -> ferrograd::Result<()> {
-        Err(Error::Runtime("an autograd.Function node cannot be replayed; call the Function again".into()))
-    }
-    fn saves(&self) -> Saves {
-        Saves::None
-    }
-    fn grad(&self, g: &mut Grad<'_>, _i: &[Val], _o: &[Val], out_grads: &[Val]) -> ferrograd::Result<Vec<Option<Val>>> {
-        let gys = out_grads
-            .iter()
-            .map(|&v| g.value(v))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| Error::Runtime("autograd.Function has no symbolic gradient".into()))?;
-        let grads = self.call_backward(gys)?;
-        grads
-            .into_iter()
-            .map(|x| match x {
-                None => Ok(None),
-                Some(x) => g
-                    .constant(x)
-                    .map(Some)
-                    .ok_or_else(|| Error::Runtime("autograd.Function: eager graph needed".into())),
-            })
-            .collect()
-    }
-}
-
 /// Records one node for a Python `Function` call: gradients of `outputs` flow to `inputs` through
-/// `backward(*out_grads)`. Outputs become non-leaf arrays of the graph.
+/// `backward(*out_grads)`. Outputs become non-leaf arrays of the graph. A hybridized block's call
+/// also gives the `graph` it ran, the graph's argument name for each input (`input_names`) and
+/// whether `get_symbol` shows the graph's ops (`inline`) or one `_CachedOp` node.
 #[pyfunction]
+#[pyo3(signature = (backward, inputs, outputs, graph=None, input_names=Vec::new(), inline=false))]
 fn _ag_record_function(
     py: Python<'_>,
     backward: Py<PyAny>,
     inputs: Vec<PyRef<'_, PyNDArray>>,
     outputs: Vec<Bound<'_, PyNDArray>>,
+    graph: Option<PyRef<'_, crate::symbol::PySymbol>>,
+    input_names: Vec<String>,
+    inline: bool,
 ) -> PyResult<()> {
     let xs = arrays(&inputs);
     drop(inputs);
+    let graph = graph.map(|g| autograd::RecordedGraph { symbol: g.inner.clone(), input_names, inline });
     let ys: Vec<NDArray> = outputs.iter().map(|y| y.get().array()).collect();
     let ys = enter_with_gil(py, move || {
-        let mut ys: Vec<NDArray> = ys.iter().map(NDArray::detach).collect();
-        let op = PyFunctionOp {
-            backward,
-            in_metas: xs.iter().map(NDArray::meta).collect(),
-            out_metas: ys.iter().map(NDArray::meta).collect(),
-        };
-        autograd::record_custom(std::sync::Arc::new(op), &xs, &mut ys);
+        let mut ys: Vec<Tracked> = ys.into_iter().map(Tracked::new).collect();
+        let rule = PyBackward { backward, in_metas: xs.iter().map(|x| x.meta()).collect() };
+        autograd::record_custom(std::sync::Arc::new(rule), &xs, &mut ys, graph);
         Ok::<_, Error>(ys)
     })?;
     for (obj, y) in outputs.iter().zip(ys) {
@@ -336,15 +292,15 @@ pub mod methods {
     }
 
     pub fn grad(py: Python<'_>, slf: &PyNDArray) -> PyResult<Option<PyNDArray>> {
-        enter_with_gil(py, || Ok::<_, Error>(slf.array().entry().and_then(|e| e.grad_buffer()).map(PyNDArray::new)))
+        enter_with_gil(py, || Ok::<_, Error>(slf.with(|x| x.entry().and_then(Entry::grad_buffer)).map(PyNDArray::new)))
     }
 
     pub fn fresh_grad(slf: &PyNDArray) -> bool {
-        slf.with(|x| x.entry()).is_some_and(|e| e.fresh_grad())
+        slf.with(|x| x.entry().is_some_and(Entry::fresh_grad))
     }
 
     pub fn set_fresh_grad(slf: &PyNDArray, on: bool) {
-        if let Some(e) = slf.with(NDArray::entry) {
+        if let Some(e) = slf.with(|x| x.entry().cloned()) {
             e.set_fresh_grad(on);
         }
     }
@@ -358,8 +314,8 @@ pub mod methods {
         train_mode: bool,
     ) -> PyResult<()> {
         let py = slf.py();
-        let hs = [slf.get().array()];
-        let gs = [out_grad.map(|g| g.array())];
+        let hs = [slf.get().tracked()];
+        let gs = [out_grad.map(|g| g.tracked())];
         let args = BackwardArgs { retain_graph, create_graph: false, train_mode };
         enter(py, has_history(&hs), || autograd::backward(&hs, &gs, args))
     }

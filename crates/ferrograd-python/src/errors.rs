@@ -85,7 +85,7 @@ pub fn is_heavy(elems: usize) -> bool {
 /// (a loss is a scalar at the end of the whole forward), and the core exposes no measure of a
 /// graph's size; a walk through even one recorded node (graph traversal, gradient kernels,
 /// accumulation) costs far more than releasing the GIL (~100 ns), so any history releases it.
-pub fn has_history(heads: &[ferrograd::NDArray]) -> bool {
+pub fn has_history(heads: &[ferrograd::Tracked]) -> bool {
     heads.iter().any(|h| h.entry().is_some_and(|e| !e.is_variable()))
 }
 

@@ -3,7 +3,7 @@
 //! advanced plan of `take`/`gather_nd` ops (see `advanced.rs`).
 
 use ferrograd::ops::indexing::advanced::{self as adv, IndexItem};
-use ferrograd::{np_shape, Error, NDArray, SliceArg};
+use ferrograd::{np_shape, Error, NDArray, SliceArg, Tracked};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyInt, PyNone, PySlice, PyTuple};
 
@@ -60,19 +60,19 @@ fn is_int_scalar(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
 }
 
 /// `x[key]`.
-pub fn getitem(py: Python<'_>, x: &NDArray, key: &Bound<'_, PyAny>) -> PyResult<NDArray> {
+pub fn getitem(py: Python<'_>, x: &Tracked, key: &Bound<'_, PyAny>) -> PyResult<Tracked> {
     let items = parse_key(key)?;
     let steps = enter_with_gil(py, || adv::plan(x.shape(), &items))?;
     let mut y = x.clone();
     for s in &steps {
         y = match &s.index {
-            Some(i) => run_shared(py, &s.op, &[y, i.clone()])?,
-            None => run_shared(py, &s.op, std::slice::from_ref(&y))?,
+            Some(i) => run_shared(py, &s.op, [y, Tracked::new(i.clone())])?,
+            None => run_shared(py, &s.op, [y])?,
         };
     }
     // MXNet 1.x: indexing never yields a 0-d array unless NumPy shapes are on.
     if y.ndim() == 0 && !np_shape() {
-        y = crate::ndarray::run_op(py, ferrograd::ops::layout::Reshape::to(&[1]), &[y])?;
+        y = crate::ndarray::run_op(py, ferrograd::ops::layout::Reshape::to(&[1]), [y])?;
     }
     Ok(y)
 }
@@ -83,20 +83,21 @@ pub fn setitem(slf: &Bound<'_, PyNDArray>, key: &Bound<'_, PyAny>, value: &Bound
     let (shape, dtype) = slf.get().with(|x| (x.shape().to_vec(), x.dtype()));
     let items = parse_key(key)?;
     // The value as given: its conversion below may be a fresh array without autograd history.
-    let given: Option<NDArray> = value.cast::<PyNDArray>().ok().map(|v| v.get().array());
-    let src = if value.is_instance_of::<PyInt>() || value.is_instance_of::<pyo3::types::PyFloat>() {
+    let given: Option<Tracked> = value.cast::<PyNDArray>().ok().map(|v| v.get().tracked());
+    let src = Tracked::new(if value.is_instance_of::<PyInt>() || value.is_instance_of::<pyo3::types::PyFloat>() {
         NDArray::full(&[], dtype, value.extract::<f64>()?)
     } else {
         convert::array_from_py(value, Some(dtype))?
-    };
+    });
     let basic = enter_with_gil(py, || adv::basic_args(&shape, &items))?;
     // One step with respect to other threads writing this array (`ndarray_sync`).
     crate::ndarray_sync::update_storage(py, slf.get(), |target| {
         enter_with_gil(py, || ferrograd::autograd::check_inplace(target, Some(given.as_ref().unwrap_or(&src))))?;
         let work = src.size().max(target.size());
+        let (target, src) = (target.array_mut(), src.array());
         enter(py, is_heavy(work), move || match basic {
-            Some(args) => target.assign_index(&args, &src),
-            None => adv::assign(target, &items, &src),
+            Some(args) => target.assign_index(&args, src),
+            None => adv::assign(target, &items, src),
         })
     })
 }

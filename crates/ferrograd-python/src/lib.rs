@@ -18,7 +18,7 @@ mod profiler;
 pub(crate) use opfunc::attr_value;
 mod symbol;
 
-use ferrograd::{random, DType, NDArray};
+use ferrograd::{random, DType, NDArray, Tracked};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -63,9 +63,15 @@ fn _update_inplace(
             attrs.items.push((k.extract::<String>()?, attr_value(&v)?));
         }
     }
-    let xs: Vec<NDArray> = arrays.iter().map(|a| a.array()).collect();
-    let work = xs.iter().map(NDArray::size).sum();
-    enter(py, is_heavy(work), move || ferrograd::ops::optim::update_in_place(name, &attrs, &xs))
+    let xs: Vec<Tracked> = arrays.iter().map(|a| a.tracked()).collect();
+    let work = xs.iter().map(|x| x.size()).sum();
+    enter(py, is_heavy(work), move || {
+        let arrays: Vec<NDArray> = xs.iter().map(|x| x.array().clone()).collect();
+        // A weight in a recorded graph may not be overwritten inside record(), like any in-place write.
+        ferrograd::ops::optim::update_in_place(name, &attrs, &arrays, |i| {
+            ferrograd::autograd::check_inplace(&xs[i], None)
+        })
+    })
 }
 
 /// An array of `shape` filled with `value`.

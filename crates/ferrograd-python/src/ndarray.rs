@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, LazyLock};
 
-use ferrograd::autograd::{self, Entry};
+use ferrograd::autograd::{self, Entry, Tracked};
 use ferrograd::ops::binary::{Binary, BinaryKind, Scalar};
 use ferrograd::ops::matmul::Dot;
 use ferrograd::ops::unary::{Unary, UnaryKind};
@@ -30,78 +30,74 @@ use crate::ndarray_sync::update_storage;
 /// update locks of `ndarray_sync.rs`.
 #[pyclass(name = "NDArray", module = "ferrograd.ndarray", weakref, subclass, frozen)]
 pub struct PyNDArray {
-    handle: RwLock<NDArray>,
+    /// The array with its place in the autograd graph: what op calls take.
+    handle: RwLock<Tracked>,
     /// The Context the array was created with, when one was given (e.g. `cpu_shared(0)`);
     /// `None` means `cpu(0)`. All memory is CPU memory either way.
     context: Mutex<Option<Py<PyAny>>>,
 }
 
 impl PyNDArray {
-    pub fn new(inner: NDArray) -> Self {
-        PyNDArray { handle: RwLock::new(inner), context: Mutex::new(None) }
+    /// Wraps an array: a plain [`NDArray`] (untracked) or a [`Tracked`] op result.
+    pub fn new(inner: impl Into<Tracked>) -> Self {
+        PyNDArray { handle: RwLock::new(inner.into()), context: Mutex::new(None) }
     }
 
-    /// The array (a handle: cloning it copies reference counts, not data).
-    pub fn array(&self) -> NDArray {
+    /// The array with its autograd entry, as op calls take it (a handle: cloning it copies
+    /// reference counts, not data).
+    pub fn tracked(&self) -> Tracked {
         self.handle.read().clone()
     }
 
-    /// Reads the handle in place (shape, dtype, ...); `f` must not call Python.
-    pub fn with<R>(&self, f: impl FnOnce(&NDArray) -> R) -> R {
+    /// The storage handle alone (for the executor, I/O, kernels: everything but the tape).
+    pub fn array(&self) -> NDArray {
+        self.handle.read().array().clone()
+    }
+
+    /// Reads the handle in place (shape, dtype, entry, ...); `f` must not call Python.
+    pub fn with<R>(&self, f: impl FnOnce(&Tracked) -> R) -> R {
         f(&self.handle.read())
     }
 
-    /// Rebinds this Python object to another array.
-    pub fn set_array(&self, x: NDArray) {
-        let old = std::mem::replace(&mut *self.handle.write(), x);
+    /// Rebinds this Python object to another array (its entry included).
+    pub fn set_array(&self, x: impl Into<Tracked>) {
+        let old = std::mem::replace(&mut *self.handle.write(), x.into());
         drop(old); // after the lock: dropping history may release Python objects
     }
 
     /// Sets the array's autograd entry (a marked variable, or none) and returns the old one,
     /// for the caller to drop outside the lock (it may hold the last reference to a history).
     pub fn set_entry(&self, e: Option<Entry>) -> Option<Entry> {
-        let mut h = self.handle.write();
-        let old = h.entry();
-        h.set_entry(e);
-        old
+        self.handle.write().set_entry(e)
     }
 
-    pub fn wrap(py: Python<'_>, inner: NDArray) -> PyResult<Py<PyNDArray>> {
+    pub fn wrap(py: Python<'_>, inner: impl Into<Tracked>) -> PyResult<Py<PyNDArray>> {
         Py::new(py, PyNDArray::new(inner))
     }
 
     /// The value of a one-element array (checked by the caller).
     fn scalar_value(&self, py: Python<'_>) -> PyResult<f64> {
-        let x = self.array();
+        let x = self.tracked();
         enter_with_gil(py, || x.to_f64_vec().first().copied().ok_or_else(|| Error::Value("the array is empty".into())))
     }
 }
 
-fn work_of(inputs: &[NDArray]) -> usize {
-    inputs.iter().map(NDArray::size).max().unwrap_or(0)
+fn work_of(inputs: &[Tracked]) -> usize {
+    inputs.iter().map(|x| x.size()).max().unwrap_or(0)
 }
 
 /// Runs one op built for this call through the autograd tape (recorded when recording and some
-/// input is tracked); releases the GIL only for large inputs. Then the inputs are cloned
-/// (reference counts only) first, so work done without the GIL never reads memory owned by a
-/// Python object; small ops (the GIL kept) skip that copy.
-pub fn run_op<O: Op + 'static>(py: Python<'_>, op: O, inputs: &[NDArray]) -> PyResult<NDArray> {
-    if is_heavy(work_of(inputs)) {
-        let xs = inputs.to_vec();
-        enter(py, true, move || Ok(autograd::invoke_owned(op, &xs)?.swap_remove(0)))
-    } else {
-        enter(py, false, || Ok(autograd::invoke_owned(op, inputs)?.swap_remove(0)))
-    }
+/// input is tracked); releases the GIL only for large inputs. The inputs are the caller's own
+/// handles (moved in), so work done without the GIL never reads memory owned by a Python object.
+pub fn run_op<O: Op + 'static, const N: usize>(py: Python<'_>, op: O, inputs: [Tracked; N]) -> PyResult<Tracked> {
+    let heavy = is_heavy(work_of(&inputs));
+    enter(py, heavy, move || Ok(autograd::invoke_owned(op, inputs)?.swap_remove(0)))
 }
 
 /// [`run_op`] for a shared op.
-pub fn run_shared(py: Python<'_>, op: &OpRef, inputs: &[NDArray]) -> PyResult<NDArray> {
-    if is_heavy(work_of(inputs)) {
-        let xs = inputs.to_vec();
-        enter(py, true, move || autograd::invoke1(op, &xs))
-    } else {
-        enter(py, false, || autograd::invoke1(op, inputs))
-    }
+pub fn run_shared<const N: usize>(py: Python<'_>, op: &OpRef, inputs: [Tracked; N]) -> PyResult<Tracked> {
+    let heavy = is_heavy(work_of(&inputs));
+    enter(py, heavy, move || autograd::invoke1(op, inputs))
 }
 
 /// `ferrograd.context.cpu` and `ferrograd.context._check_context`, handed over once when
@@ -133,13 +129,13 @@ fn check_context(ctx: &Bound<'_, PyAny>) -> PyResult<()> {
 
 /// The right-hand operand of an arithmetic dunder.
 enum Operand {
-    Array(NDArray),
+    Array(Tracked),
     Scalar(f64),
 }
 
 fn operand(other: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
     if let Ok(a) = other.cast::<PyNDArray>() {
-        return Ok(Some(Operand::Array(a.get().array())));
+        return Ok(Some(Operand::Array(a.get().tracked())));
     }
     if other.is_instance_of::<pyo3::types::PyFloat>() || other.is_instance_of::<pyo3::types::PyInt>() {
         return Ok(Some(Operand::Scalar(other.extract::<f64>()?)));
@@ -151,7 +147,7 @@ fn operand(other: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
     }
     if other.is_instance(&np.getattr("ndarray")?)? {
         let dt = convert::dtype_of_numpy(other).unwrap_or(DType::F32);
-        return Ok(Some(Operand::Array(convert::array_from_py(other, Some(dt))?)));
+        return Ok(Some(Operand::Array(Tracked::new(convert::array_from_py(other, Some(dt))?))));
     }
     Ok(None)
 }
@@ -179,24 +175,24 @@ fn binary_op(kind: BinaryKind) -> Arc<dyn Op> {
 /// `a <kind> other` (or `other <kind> a` when `reverse`); `None` = NotImplemented.
 fn arith(
     py: Python<'_>,
-    a: NDArray,
+    a: Tracked,
     other: &Bound<'_, PyAny>,
     kind: BinaryKind,
     reverse: bool,
-) -> PyResult<Option<NDArray>> {
+) -> PyResult<Option<Tracked>> {
     let Some(o) = operand(other)? else { return Ok(None) };
     compute(py, a, o, kind, reverse).map(Some)
 }
 
 /// `a <kind> o` (or `o <kind> a` when `reverse`).
-fn compute(py: Python<'_>, a: NDArray, o: Operand, kind: BinaryKind, reverse: bool) -> PyResult<NDArray> {
+fn compute(py: Python<'_>, a: Tracked, o: Operand, kind: BinaryKind, reverse: bool) -> PyResult<Tracked> {
     let r = match o {
         Operand::Array(b) => {
             let op = binary_op(kind);
             if reverse {
-                run_shared(py, &op, &[b, a])?
+                run_shared(py, &op, [b, a])?
             } else {
-                run_shared(py, &op, &[a, b])?
+                run_shared(py, &op, [a, b])?
             }
         }
         Operand::Scalar(s) => {
@@ -209,7 +205,7 @@ fn compute(py: Python<'_>, a: NDArray, o: Operand, kind: BinaryKind, reverse: bo
                 (k @ (BinaryKind::Add | BinaryKind::Mul | BinaryKind::Eq | BinaryKind::Ne), _) => (k, false),
                 kr => kr,
             };
-            run_op(py, Scalar { kind, scalar: s, reverse }, &[a])?
+            run_op(py, Scalar { kind, scalar: s, reverse }, [a])?
         }
     };
     Ok(r)
@@ -219,15 +215,15 @@ fn not_impl(py: Python<'_>) -> PyResult<Py<PyAny>> {
     Ok(py.NotImplemented())
 }
 
-fn wrap_any(py: Python<'_>, r: Option<NDArray>) -> PyResult<Py<PyAny>> {
+fn wrap_any(py: Python<'_>, r: Option<Tracked>) -> PyResult<Py<PyAny>> {
     match r {
         Some(x) => Py::new(py, PyNDArray::new(x))?.into_py_any(py),
         None => not_impl(py),
     }
 }
 
-fn unary(py: Python<'_>, a: &NDArray, kind: UnaryKind) -> PyResult<PyNDArray> {
-    Ok(PyNDArray::new(run_op(py, Unary { kind }, std::slice::from_ref(a))?))
+fn unary(py: Python<'_>, a: Tracked, kind: UnaryKind) -> PyResult<PyNDArray> {
+    Ok(PyNDArray::new(run_op(py, Unary { kind }, [a])?))
 }
 
 /// In-place `self op= other`: computes the result, then writes it through self's layout, as one
@@ -244,7 +240,7 @@ fn inplace(slf: &Bound<'_, PyNDArray>, other: &Bound<'_, PyAny>, kind: BinaryKin
     update_storage(py, slf.get(), |target| {
         enter_with_gil(py, || ferrograd::autograd::check_inplace(target, None))?;
         let r = compute(py, target.clone(), o, kind, false)?;
-        let dst = &mut *target;
+        let dst = target.array_mut();
         enter(py, is_heavy(dst.size()), || dst.assign_from(&r))
     })
 }
@@ -269,11 +265,11 @@ fn shape_args(args: &Bound<'_, PyTuple>, kw: Option<&Bound<'_, PyAny>>) -> PyRes
 }
 
 /// MXNet's `flatten`/`squeeze`/`expand_dims` methods return a copy unless `inplace=True`.
-fn copy_unless_inplace(py: Python<'_>, view: NDArray, inplace: bool) -> PyResult<PyNDArray> {
+fn copy_unless_inplace(py: Python<'_>, view: Tracked, inplace: bool) -> PyResult<PyNDArray> {
     if inplace {
         return Ok(PyNDArray::new(view));
     }
-    Ok(PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, &[view])?))
+    Ok(PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, [view])?))
 }
 
 #[pymethods]
@@ -311,7 +307,7 @@ impl PyNDArray {
 
     /// The same storage without autograd history: a constant in later recordings.
     fn detach(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        enter_with_gil(py, || Ok::<_, Error>(PyNDArray::new(self.array().detach())))
+        enter_with_gil(py, || Ok::<_, Error>(PyNDArray::new(self.tracked().detach())))
     }
 
     /// Backpropagates from this array; `out_grad` defaults to ones (an implicit sum).
@@ -338,7 +334,7 @@ impl PyNDArray {
 
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        shape_tuple(py, self.array().shape())
+        shape_tuple(py, self.tracked().shape())
     }
 
     /// The element type as a NumPy type class (`numpy.float32`), as in MXNet.
@@ -346,7 +342,7 @@ impl PyNDArray {
     fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         // `numpy.bool_` names the boolean scalar type in NumPy 1 and 2 (`numpy.bool` is
         // a deprecated alias of the builtin in NumPy 1).
-        let name = match self.with(NDArray::dtype) {
+        let name = match self.with(|x| x.dtype()) {
             DType::Bool => "bool_",
             other => other.name(),
         };
@@ -355,12 +351,12 @@ impl PyNDArray {
 
     #[getter]
     fn size(&self) -> usize {
-        self.with(NDArray::size)
+        self.with(|x| x.size())
     }
 
     #[getter]
     fn ndim(&self) -> usize {
-        self.with(NDArray::ndim)
+        self.with(|x| x.ndim())
     }
 
     /// Storage type; ferrograd arrays are always dense.
@@ -395,12 +391,12 @@ impl PyNDArray {
     #[getter(T)]
     fn t(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let x = slf.get().array();
+        let x = slf.get().tracked();
         if x.ndim() < 2 {
             return Ok(slf.clone().into_any().unbind());
         }
         let op = ferrograd::ops::layout::Transpose { axes: Vec::new() };
-        Py::new(py, PyNDArray::new(run_op(py, op, &[x])?))?.into_py_any(py)
+        Py::new(py, PyNDArray::new(run_op(py, op, [x])?))?.into_py_any(py)
     }
 
     #[pyo3(signature = (*shape, reverse=false, **kwargs))]
@@ -429,7 +425,7 @@ impl PyNDArray {
         }
         let spec = shape_args(shape, kw.as_ref())?;
         let op = ferrograd::ops::layout::Reshape { spec, reverse };
-        Ok(PyNDArray::new(run_op(py, op, &[self.array()])?))
+        Ok(PyNDArray::new(run_op(py, op, [self.tracked()])?))
     }
 
     #[pyo3(signature = (*axes, **kwargs))]
@@ -445,16 +441,16 @@ impl PyNDArray {
         };
         let axes = if axes.is_empty() && kw.is_none() { vec![] } else { shape_args(axes, kw.as_ref())? };
         let op = ferrograd::ops::layout::Transpose { axes: axes.into_iter().collect() };
-        Ok(PyNDArray::new(run_op(py, op, &[self.array()])?))
+        Ok(PyNDArray::new(run_op(py, op, [self.tracked()])?))
     }
 
     /// A new axis of size 1 at `axis`: a copy, or with `inplace=True` a view sharing this
     /// array's memory (MXNet).
     #[pyo3(signature = (axis, inplace=false))]
     fn expand_dims(&self, py: Python<'_>, axis: i64, inplace: bool) -> PyResult<PyNDArray> {
-        let x = self.array();
+        let x = self.tracked();
         let view = enter(py, false, || x.expand_dims(axis))?;
-        copy_unless_inplace(py, view, inplace)
+        copy_unless_inplace(py, view.into(), inplace)
     }
 
     /// Size-1 axes removed (all, or those in `axis`): a copy, or with `inplace=True` a view.
@@ -465,7 +461,7 @@ impl PyNDArray {
             Some(a) => Some(a.extract::<Vec<i64>>().or_else(|_| a.extract::<i64>().map(|v| vec![v]))?),
         };
         let op = ferrograd::ops::layout::Squeeze { axis: axes };
-        let view = run_op(py, op, &[self.array()])?;
+        let view = run_op(py, op, [self.tracked()])?;
         copy_unless_inplace(py, view, inplace)
     }
 
@@ -473,9 +469,9 @@ impl PyNDArray {
     #[pyo3(signature = (inplace=false))]
     fn flatten(&self, py: Python<'_>, inplace: bool) -> PyResult<PyNDArray> {
         let op = ferrograd::ops::layout::Reshape { spec: vec![0, -1], reverse: false };
-        let x = self.array();
-        let x = if x.ndim() == 0 { run_op(py, ferrograd::ops::layout::Reshape::to(&[1]), &[x])? } else { x };
-        let view = run_op(py, op, &[x])?;
+        let x = self.tracked();
+        let x = if x.ndim() == 0 { run_op(py, ferrograd::ops::layout::Reshape::to(&[1]), [x])? } else { x };
+        let view = run_op(py, op, [x])?;
         copy_unless_inplace(py, view, inplace)
     }
 
@@ -484,26 +480,26 @@ impl PyNDArray {
     fn astype(slf: &Bound<'_, Self>, dtype: &Bound<'_, PyAny>, copy: bool) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let dt = convert::dtype_from_py(dtype)?;
-        let x = slf.get().array();
+        let x = slf.get().tracked();
         if !copy && dt == x.dtype() {
             return Ok(slf.clone().into_any().unbind());
         }
         let r = if dt == x.dtype() {
-            run_op(py, ferrograd::ops::convert::Identity, &[x])?
+            run_op(py, ferrograd::ops::convert::Identity, [x])?
         } else {
-            run_op(py, ferrograd::ops::convert::Cast { dtype: dt }, &[x])?
+            run_op(py, ferrograd::ops::convert::Cast { dtype: dt }, [x])?
         };
         Py::new(py, PyNDArray::new(r))?.into_py_any(py)
     }
 
     fn copy(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        Ok(PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, &[self.array()])?))
+        Ok(PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, [self.tracked()])?))
     }
 
     /// Copies into `other` (an NDArray of the same shape) or to a context; returns the target.
     fn copyto(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         if let Ok(t) = other.cast::<PyNDArray>() {
-            let src = self.array();
+            let src = self.tracked();
             update_storage(py, t.get(), |target| {
                 if target.shape() != src.shape() {
                     return Err(crate::errors::to_py(
@@ -516,14 +512,14 @@ impl PyNDArray {
                     ));
                 }
                 enter_with_gil(py, || ferrograd::autograd::check_inplace(target, Some(&src)))?;
-                let dst = &mut *target;
+                let dst = target.array_mut();
                 enter(py, is_heavy(src.size()), || dst.assign_from(&src))
             })?;
             return Ok(t.clone().into_any().unbind());
         }
         // A context: a new copy there (MXNet's copyto always copies).
         check_context(other)?;
-        Py::new(py, PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, &[self.array()])?))?.into_py_any(py)
+        Py::new(py, PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, [self.tracked()])?))?.into_py_any(py)
     }
 
     /// The array on `ctx`: itself, since every array lives on the CPU (MXNet returns `self` when
@@ -535,27 +531,27 @@ impl PyNDArray {
 
     /// A private, writable NumPy copy (MXNet semantics).
     fn asnumpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_numpy_copy(py, &self.array())
+        convert::to_numpy_copy(py, &self.tracked())
     }
 
     /// The value of a one-element array as a NumPy scalar.
     fn asscalar<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if self.with(NDArray::size) != 1 {
+        if self.with(|x| x.size()) != 1 {
             return Err(PyValueError::new_err("The current array is not a scalar"));
         }
-        convert::to_numpy_copy(py, &self.array())?.call_method1("reshape", (-1,))?.get_item(0)
+        convert::to_numpy_copy(py, &self.tracked())?.call_method1("reshape", (-1,))?.get_item(0)
     }
 
     /// The value of a one-element array as a Python number.
     fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if self.with(NDArray::size) != 1 {
+        if self.with(|x| x.size()) != 1 {
             return Err(PyValueError::new_err("can only convert an array of size 1 to a Python scalar"));
         }
-        convert::to_numpy_copy(py, &self.array())?.call_method0("item")
+        convert::to_numpy_copy(py, &self.tracked())?.call_method0("item")
     }
 
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_numpy_copy(py, &self.array())?.call_method0("tolist")
+        convert::to_numpy_copy(py, &self.tracked())?.call_method0("tolist")
     }
 
     /// No-op: execution is synchronous.
@@ -569,7 +565,7 @@ impl PyNDArray {
     }
 
     fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
-        match self.with(NDArray::size) {
+        match self.with(|x| x.size()) {
             0 => Ok(false),
             1 => Ok(self.scalar_value(py)? != 0.0),
             _ => Err(PyValueError::new_err("The truth value of an NDArray with multiple elements is ambiguous.")),
@@ -577,7 +573,7 @@ impl PyNDArray {
     }
 
     fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
-        if self.with(NDArray::size) != 1 {
+        if self.with(|x| x.size()) != 1 {
             return Err(PyTypeError::new_err("only one-element arrays can be converted to Python scalars"));
         }
         self.scalar_value(py)
@@ -588,7 +584,7 @@ impl PyNDArray {
     }
 
     fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
-        if self.with(NDArray::dtype).is_float() {
+        if self.with(|x| x.dtype()).is_float() {
             return Err(PyTypeError::new_err("only integer arrays with one element can be converted to an index"));
         }
         self.__int__(py)
@@ -599,7 +595,7 @@ impl PyNDArray {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let x = self.array();
+        let x = self.tracked();
         let np_str = convert::to_numpy_copy(py, &x)?.str()?.to_string();
         let shape = x.shape().iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
         Ok(format!("\n{np_str}\n<NDArray {shape} @cpu(0)>"))
@@ -610,7 +606,7 @@ impl PyNDArray {
     }
 
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyNDArray> {
-        Ok(PyNDArray::new(crate::indexing::getitem(py, &self.array(), key)?))
+        Ok(PyNDArray::new(crate::indexing::getitem(py, &self.tracked(), key)?))
     }
 
     fn __setitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -618,55 +614,55 @@ impl PyNDArray {
     }
 
     fn __neg__(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        unary(py, &self.array(), UnaryKind::Negative)
+        unary(py, self.tracked(), UnaryKind::Negative)
     }
 
     fn __pos__(&self) -> PyNDArray {
-        PyNDArray::new(self.array())
+        PyNDArray::new(self.tracked())
     }
 
     fn __abs__(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        unary(py, &self.array(), UnaryKind::Abs)
+        unary(py, self.tracked(), UnaryKind::Abs)
     }
 
     fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Add, false)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Add, false)?)
     }
     fn __radd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Add, true)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Add, true)?)
     }
     fn __sub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Sub, false)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Sub, false)?)
     }
     fn __rsub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Sub, true)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Sub, true)?)
     }
     fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Mul, false)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Mul, false)?)
     }
     fn __rmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Mul, true)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Mul, true)?)
     }
     fn __truediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Div, false)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Div, false)?)
     }
     fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Div, true)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Div, true)?)
     }
     fn __floordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::FloorDiv, false)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::FloorDiv, false)?)
     }
     fn __rfloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::FloorDiv, true)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::FloorDiv, true)?)
     }
     fn __mod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Mod, false)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Mod, false)?)
     }
     fn __rmod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Mod, true)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Mod, true)?)
     }
     fn __pow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Pow, false)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Pow, false)?)
     }
     fn __rpow__(
         &self,
@@ -674,17 +670,17 @@ impl PyNDArray {
         o: &Bound<'_, PyAny>,
         _modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.array(), o, BinaryKind::Pow, true)?)
+        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Pow, true)?)
     }
     fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Some(Operand::Array(b)) = operand(o)? else { return not_impl(py) };
         let op = Dot { transpose_a: false, transpose_b: false, batch: false };
-        wrap_any(py, Some(run_op(py, op, &[self.array(), b])?))
+        wrap_any(py, Some(run_op(py, op, [self.tracked(), b])?))
     }
     fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Some(Operand::Array(a)) = operand(o)? else { return not_impl(py) };
         let op = Dot { transpose_a: false, transpose_b: false, batch: false };
-        wrap_any(py, Some(run_op(py, op, &[a, self.array()])?))
+        wrap_any(py, Some(run_op(py, op, [a, self.tracked()])?))
     }
 
     fn __iadd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -719,7 +715,7 @@ impl PyNDArray {
             Gt => BinaryKind::Gt,
             Ge => BinaryKind::Ge,
         };
-        wrap_any(py, arith(py, self.array(), o, kind, false)?)
+        wrap_any(py, arith(py, self.tracked(), o, kind, false)?)
     }
 
     /// Pickling as MXNet: the class, no arguments, and the state below.
@@ -744,7 +740,7 @@ impl PyNDArray {
     /// A zero-copy, read-only NumPy view of a snapshot of the array: later in-place writes to
     /// the array copy first, so the view never changes. Use `asnumpy()` for a writable copy.
     fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        crate::interop::to_numpy(py, &self.array())
+        crate::interop::to_numpy(py, &self.tracked())
     }
 
     /// NumPy protocol (`np.asarray(x)`): the read-only snapshot view; a copy for `copy=True` or
@@ -756,7 +752,7 @@ impl PyNDArray {
         dtype: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        crate::interop::array(py, &self.array(), dtype, copy)
+        crate::interop::array(py, &self.tracked(), dtype, copy)
     }
 
     /// DLPack export: a capsule over a read-only snapshot (versioned when `max_version >= (1, 0)`).
@@ -769,7 +765,7 @@ impl PyNDArray {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        crate::interop::to_dlpack(py, &self.array(), stream, max_version, dl_device, copy)
+        crate::interop::to_dlpack(py, &self.tracked(), stream, max_version, dl_device, copy)
     }
 
     fn __dlpack_device__(&self) -> (i32, i32) {

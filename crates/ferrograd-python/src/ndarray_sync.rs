@@ -16,7 +16,7 @@
 //! may share a stripe and then serialise their updates, which costs only waiting, never
 //! correctness.
 
-use ferrograd::NDArray;
+use ferrograd::{NDArray, Tracked};
 use parking_lot::{Condvar, Mutex};
 use pyo3::prelude::*;
 
@@ -82,19 +82,20 @@ pub fn lock_updates(py: Python<'_>, x: &NDArray) -> UpdateGuard {
 }
 
 /// Runs a read-modify-write of `target`'s storage as one step with respect to other threads:
-/// `f` gets the current handle (compute from it, then write through it) while the storage's
+/// `f` gets the current handle, with its autograd entry for the in-place check (compute from
+/// it, then write through its `array_mut()`) while the storage's
 /// update lock is held. `f` must not run Python code (it may release the GIL for native work).
 /// A write that had to give the handle a new storage (a broadcast view is materialised first)
 /// is stored back.
 pub fn update_storage<R>(
     py: Python<'_>,
     target: &PyNDArray,
-    f: impl FnOnce(&mut NDArray) -> PyResult<R>,
+    f: impl FnOnce(&mut Tracked) -> PyResult<R>,
 ) -> PyResult<R> {
     loop {
-        let locked = target.array();
+        let locked = target.tracked();
         let _guard = lock_updates(py, &locked);
-        let mut current = target.array();
+        let mut current = target.tracked();
         if !current.shares_storage(&locked) {
             continue; // another thread rebound the handle while we waited: lock the new storage
         }

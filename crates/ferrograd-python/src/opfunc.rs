@@ -5,7 +5,7 @@
 
 use ferrograd::ops::params::OpDef;
 use ferrograd::ops::{self, registry, AttrValue, Attrs};
-use ferrograd::{Error, NDArray};
+use ferrograd::{Error, Tracked};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySlice, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
@@ -44,9 +44,9 @@ impl OpFunc {
 
     /// The array in `v`; `what` names the argument, built only for the error (no formatting on
     /// the call path).
-    fn array(&self, py: Python<'_>, what: impl FnOnce() -> String, v: &Bound<'_, PyAny>) -> PyResult<NDArray> {
+    fn array(&self, py: Python<'_>, what: impl FnOnce() -> String, v: &Bound<'_, PyAny>) -> PyResult<Tracked> {
         match v.cast::<PyNDArray>() {
-            Ok(a) => Ok(a.get().array()),
+            Ok(a) => Ok(a.get().tracked()),
             Err(_) => Err(type_err(
                 py,
                 format!("{}(): {} must be an NDArray, got {}", self.def.name, what(), v.get_type().name()?),
@@ -60,10 +60,10 @@ impl OpFunc {
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<(Vec<NDArray>, Attrs, Option<Py<PyAny>>)> {
+    ) -> PyResult<(Vec<Tracked>, Attrs, Option<Py<PyAny>>)> {
         let name = self.def.name;
         let mut attrs = Attrs::new(name);
-        let mut arrays: SmallVec<[Option<NDArray>; 4]> = SmallVec::new();
+        let mut arrays: SmallVec<[Option<Tracked>; 4]> = SmallVec::new();
         let n_in = if self.variadic() { 0 } else { self.inputs.len() };
         arrays.resize(n_in, None);
         for (i, v) in args.iter().enumerate() {
@@ -125,12 +125,13 @@ impl OpFunc {
         if self.variadic() && self.params.contains(&"num_args") && !attrs.items.iter().any(|(k, _)| k == "num_args") {
             attrs.items.push(("num_args".into(), AttrValue::Int(arrays.len() as i64)));
         }
-        // Omitted optional inputs are dropped from the end; the op checks its own arity.
-        while arrays.len() > self.required && arrays.last().is_some_and(Option::is_none) {
-            arrays.pop();
-        }
-        let missing: Vec<&str> =
-            arrays.iter().zip(&self.inputs).filter(|(a, _)| a.is_none()).map(|(_, n)| *n).collect();
+        // Omitted optional inputs are left out, as MXNet's op functions do: an op with several
+        // optional inputs tells the given ones apart by its flags (CTCLoss's `use_data_lengths`
+        // and `use_label_lengths`), and checks its own arity.
+        let missing: Vec<&str> = (arrays.iter().zip(&self.inputs).take(self.required))
+            .filter(|(a, _)| a.is_none())
+            .map(|(_, n)| *n)
+            .collect();
         if !missing.is_empty() {
             return Err(type_err(py, format!("{name}(): missing required input(s): {}", missing.join(", "))));
         }
@@ -166,11 +167,11 @@ impl OpFunc {
     ) -> PyResult<Py<PyAny>> {
         let (xs, attrs, out) = self.sort_args(py, args, kwargs)?;
         let def = self.def;
-        let work = xs.iter().map(NDArray::size).max().unwrap_or(0);
+        let work = xs.iter().map(|x| x.size()).max().unwrap_or(0);
         let outs = enter(py, is_heavy(work), move || {
             let op = registry::build(def, &attrs)?;
             ops::check_arity(op.as_ref(), xs.len())?;
-            let mut outs = ferrograd::autograd::invoke(&op, &xs)?;
+            let mut outs = ferrograd::autograd::invoke(&op, xs)?;
             outs.truncate(op.num_visible_outputs());
             Ok(outs)
         })?;
@@ -222,7 +223,7 @@ impl OpFunc {
 
 /// MXNet's rule for `out=`: each given array must have exactly the result's shape and dtype (no
 /// broadcasting into it, no conversion), checked before anything is written.
-fn check_out(op: &str, out: &Bound<'_, PyAny>, results: &[NDArray]) -> PyResult<()> {
+fn check_out(op: &str, out: &Bound<'_, PyAny>, results: &[Tracked]) -> PyResult<()> {
     let targets: Vec<Bound<'_, PyAny>> = if out.is_instance_of::<PyList>() || out.is_instance_of::<PyTuple>() {
         out.try_iter()?.collect::<PyResult<_>>()?
     } else {
@@ -237,7 +238,7 @@ fn check_out(op: &str, out: &Bound<'_, PyAny>, results: &[NDArray]) -> PyResult<
             let msg = format!("{op}: out= must be an NDArray, got {}", t.get_type().name()?);
             return Err(to_py(out.py(), Error::Type(msg)));
         };
-        let t = t.get().array();
+        let t = t.get().tracked();
         let which = if results.len() == 1 { String::new() } else { format!(" (output {i})") };
         if t.shape() != r.shape() {
             let msg = format!(

@@ -7,7 +7,7 @@ use ferrograd::executor::{Bindings, Executor};
 use ferrograd::ops::{registry, Attrs};
 use ferrograd::symbol::infer::{infer, infer_types, Known};
 use ferrograd::symbol::{json, Symbol};
-use ferrograd::{Error, NDArray};
+use ferrograd::{Error, NDArray, Tracked};
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -185,7 +185,7 @@ impl PySymbol {
     /// Runs the graph op by op on `inputs` (in `list_inputs()` order), recording on the autograd
     /// tape when recording is on (`nd.CachedOp`).
     fn eval_imperative(&self, py: Python<'_>, inputs: Vec<PyRef<'_, PyNDArray>>) -> PyResult<Vec<PyNDArray>> {
-        let arrays: Vec<NDArray> = inputs.iter().map(|a| a.array()).collect();
+        let arrays: Vec<Tracked> = inputs.iter().map(|a| a.tracked()).collect();
         let outs = guarded(py, || self.inner.eval_imperative(&arrays))?;
         Ok(outs.into_iter().map(PyNDArray::new).collect())
     }

@@ -1,5 +1,5 @@
 //! Trains a two-layer MLP on two interleaved spirals with ferrograd's Rust API: arrays and
-//! operators from `ferrograd::api`, the tape through `autograd::record` and `backward`, and plain
+//! operators from `ferrograd::api` on `Tracked` arrays, the tape through `autograd::record` and `backward`, and plain
 //! full-batch gradient descent. Deterministic (a fixed-seed SplitMix64 generates the data and the
 //! initial weights).
 //!
@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use ferrograd::{autograd, NDArray, Result};
+use ferrograd::{autograd, NDArray, Result, Tracked};
 
 /// SplitMix64: a tiny, fixed-seed generator (the example needs no dependency).
 struct Rng(u64);
@@ -58,13 +58,13 @@ fn glorot(rows: usize, cols: usize, rng: &mut Rng) -> Result<NDArray> {
 }
 
 /// The network: `softmax(tanh(x·W1 + b1)·W2 + b2)`; returns the logits.
-fn forward(x: &NDArray, p: &[NDArray]) -> Result<NDArray> {
+fn forward(x: &Tracked, p: &[Tracked]) -> Result<Tracked> {
     let h = x.dot(&p[0])?.add_arr(&p[1])?.tanh()?;
     h.dot(&p[2])?.add_arr(&p[3])
 }
 
 /// Mean cross-entropy of `logits` against one-hot `targets`.
-fn cross_entropy(logits: &NDArray, targets: &NDArray) -> Result<NDArray> {
+fn cross_entropy(logits: &Tracked, targets: &Tracked) -> Result<Tracked> {
     let per_sample = (targets * &logits.log_softmax(1)?)?.sum_axis(1)?;
     let mean = per_sample.mean()?;
     -mean
@@ -89,13 +89,13 @@ pub struct Report {
 pub fn train(steps: usize, print_every: usize) -> Result<Report> {
     let mut rng = Rng(42);
     let (x, labels) = spirals(100, &mut rng)?;
-    let targets = one_hot(&labels, 2)?;
+    let (x, targets) = (Tracked::new(x), Tracked::new(one_hot(&labels, 2)?));
     let hidden = 32;
-    let mut params = vec![
-        glorot(2, hidden, &mut rng)?,
-        NDArray::zeros(&[hidden], ferrograd::DType::F32),
-        glorot(hidden, 2, &mut rng)?,
-        NDArray::zeros(&[2], ferrograd::DType::F32),
+    let mut params: Vec<Tracked> = vec![
+        glorot(2, hidden, &mut rng)?.into(),
+        NDArray::zeros(&[hidden], ferrograd::DType::F32).into(),
+        glorot(hidden, 2, &mut rng)?.into(),
+        NDArray::zeros(&[2], ferrograd::DType::F32).into(),
     ];
     for p in &mut params {
         p.attach_grad();
@@ -113,11 +113,11 @@ pub fn train(steps: usize, print_every: usize) -> Result<Report> {
         // Plain SGD, outside the recording scope (the update is not part of the graph).
         for p in &mut params {
             let g = p.grad().ok_or_else(|| ferrograd::Error::Runtime("parameter has no gradient".into()))?;
-            let updated = (&*p - &(&g * lr)?)?;
-            p.assign_from(&updated)?;
+            let updated = (p.array() - &(&g * lr)?)?;
+            p.array_mut().assign_from(&updated)?;
         }
     }
-    let accuracy = accuracy(&forward(&x, &params)?, &labels);
+    let accuracy = accuracy(forward(&x, &params)?.array(), &labels);
     Ok(Report { losses, accuracy })
 }
 

@@ -5,9 +5,12 @@
 //! storage, the operator registry (one definition per op: inference, forward, gradient rule), and
 //! numeric helpers. The Python package `ferrograd` wraps it.
 //!
-//! Rust code uses the same front door as Python: [`ops::call`] runs any registered op by name,
-//! records it on the autograd tape inside [`autograd::record`], and honours the training flag.
-//! The [`api`] module adds typed methods and operators over it.
+//! Two array types share one front door ([`call`] runs any registered op by name; the [`api`]
+//! module adds typed methods and operators over it):
+//!
+//! - [`NDArray`], the storage handle that ops, kernels and the executor see: calls run untracked;
+//! - [`Tracked`], an array with its place in the autograd graph: inside [`autograd::record`] calls
+//!   are recorded on the tape exactly as Python's `nd.<op>` calls are.
 //!
 //! ## Arrays and operators
 //!
@@ -15,9 +18,9 @@
 //! ends in `?`:
 //!
 //! ```
-//! use ferrograd::{ops, NDArray};
+//! use ferrograd::NDArray;
 //! let x = NDArray::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?;
-//! let y = ops::call("exp", std::slice::from_ref(&x), &[])?;
+//! let y = ferrograd::call("exp", std::slice::from_ref(&x), &[])?;
 //! assert!((y[0].to_f64_vec()[0] - 1.0f64.exp()).abs() < 1e-6);
 //! let z = ((&x * 2.0)? + &x)?; // 3x
 //! assert_eq!(z.to_f64_vec(), vec![3.0, 6.0, 9.0]);
@@ -38,8 +41,8 @@
 //! ## Autograd
 //!
 //! ```
-//! use ferrograd::{autograd, NDArray};
-//! let mut x = NDArray::from_vec(vec![0.0f64, 1.0], &[2])?;
+//! use ferrograd::{autograd, NDArray, Tracked};
+//! let mut x = Tracked::new(NDArray::from_vec(vec![0.0f64, 1.0], &[2])?);
 //! x.attach_grad();
 //! // y = sum(x · e^x); dy/dx = e^x (1 + x) = [1, 2e]
 //! let y = autograd::record(|| (&x * &x.exp()?)?.sum())?;
@@ -80,6 +83,8 @@ pub mod symbol;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+pub use api::{call, call1, Operand};
+pub use autograd::Tracked;
 pub use buffer::Buffer;
 pub use dtype::{DType, DTypeElem};
 pub use error::{Error, Result};

@@ -5,10 +5,10 @@
 
 use ferrograd::autograd::{self, GradReq};
 use ferrograd::executor::Executor;
-use ferrograd::ops::{self, AttrValue};
+use ferrograd::ops::AttrValue;
 use ferrograd::symbol::infer::{infer, Known};
 use ferrograd::symbol::{json, Symbol};
-use ferrograd::{DType, NDArray, Result};
+use ferrograd::{DType, NDArray, Result, Tracked};
 
 const DEPTH: usize = 1_000_000;
 
@@ -57,12 +57,12 @@ fn a_million_deep_symbol_round_trips_infers_binds_and_drops() -> Result<()> {
 
 #[test]
 fn a_million_deep_recording_gives_its_symbol_and_gradient() -> Result<()> {
-    let mut x = NDArray::from_vec(vec![1.0, 2.0], &[2])?;
+    let mut x = Tracked::new(NDArray::from_vec(vec![1.0, 2.0], &[2])?);
     x.attach_grad();
-    let y = autograd::record(|| -> Result<NDArray> {
+    let y = autograd::record(|| -> Result<Tracked> {
         let mut y = x.clone();
         for _ in 0..DEPTH {
-            y = ops::call("_plus_scalar", std::slice::from_ref(&y), &[("scalar", AttrValue::Float(1.0))])?
+            y = ferrograd::call("_plus_scalar", std::slice::from_ref(&y), &[("scalar", AttrValue::Float(1.0))])?
                 .swap_remove(0);
         }
         Ok(y)

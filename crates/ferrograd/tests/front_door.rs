@@ -1,10 +1,10 @@
-//! The Rust front door behaves like Python's: `ops::call` records and honours the training flag,
-//! the typed methods and operators compute the hand-derived values, errors are errors (not
-//! panics), and the example's training run learns.
+//! The Rust front door behaves like Python's: `call` on tracked arrays records, on plain arrays
+//! it does not, and both honour the training flag; the typed methods and operators compute the
+//! hand-derived values, errors are errors (not panics), and the example's training run learns.
 
-use ferrograd::autograd::{self, RecordGuard};
-use ferrograd::ops::{self, AttrValue};
-use ferrograd::{DType, Error, NDArray, Result};
+use ferrograd::autograd::{self, BackwardArgs, RecordGuard};
+use ferrograd::ops::AttrValue;
+use ferrograd::{DType, Error, NDArray, Result, Tracked};
 
 #[allow(dead_code)]
 #[path = "../examples/train_mlp.rs"]
@@ -12,6 +12,10 @@ mod train_mlp;
 
 fn arr(v: &[f64], shape: &[usize]) -> NDArray {
     NDArray::from_vec(v.to_vec(), shape).expect("array")
+}
+
+fn tracked(v: &[f64], shape: &[usize]) -> Tracked {
+    Tracked::new(arr(v, shape))
 }
 
 fn close(got: &[f64], want: &[f64], tol: f64) {
@@ -24,29 +28,38 @@ fn close(got: &[f64], want: &[f64], tol: f64) {
 #[test]
 fn ops_call_records_on_the_tape() -> Result<()> {
     let xs = [-1.5, 0.0, 0.5, 2.0];
-    let mut x = arr(&xs, &[4]);
+    let mut x = tracked(&xs, &[4]);
     x.attach_grad();
-    let y = autograd::record(|| -> Result<NDArray> {
-        let e = ops::call("exp", std::slice::from_ref(&x), &[])?;
-        let p = ops::call("broadcast_mul", &[e[0].clone(), x.clone()], &[])?;
+    let y = autograd::record(|| -> Result<Tracked> {
+        let e = ferrograd::call("exp", std::slice::from_ref(&x), &[])?;
+        let p = ferrograd::call("broadcast_mul", &[e[0].clone(), x.clone()], &[])?;
         Ok(p[0].clone())
     })?;
-    assert!(y.has_entry(), "ops::call inside record() must record");
+    assert!(y.has_entry(), "call on tracked arrays inside record() must record");
     y.backward()?;
     // d/dx (e^x · x) = e^x (1 + x)
     let want: Vec<f64> = xs.iter().map(|v: &f64| v.exp() * (1.0 + v)).collect();
     close(&x.grad().expect("gradient").to_f64_vec(), &want, 1e-12);
 
     // Outside record() nothing is recorded.
-    let z = ops::call("exp", std::slice::from_ref(&x), &[])?;
+    let z = ferrograd::call("exp", std::slice::from_ref(&x), &[])?;
     assert!(!z[0].has_entry());
+
+    // The storage handle is never tracked: the same call on it inside record() is a constant,
+    // with the same value.
+    let plain = autograd::record(|| ferrograd::call("exp", std::slice::from_ref(x.array()), &[]))?;
+    assert_eq!(plain[0].to_f64_vec(), z[0].to_f64_vec());
+    let w = autograd::record(|| ferrograd::call1("broadcast_mul", &[Tracked::new(plain[0].clone()), x.clone()], &[]))?;
+    w.backward()?;
+    // Only x is a variable: d/dx (c · x) = c = e^x with c held constant.
+    close(&x.grad().expect("gradient").to_f64_vec(), &z[0].to_f64_vec(), 1e-12);
     Ok(())
 }
 
 #[test]
 fn ops_call_returns_only_visible_outputs() -> Result<()> {
     let x = NDArray::ones(&[4, 4], DType::F32);
-    let outs = ops::call("Dropout", &[x], &[("p", AttrValue::Float(0.5))])?;
+    let outs = ferrograd::call("Dropout", &[x], &[("p", AttrValue::Float(0.5))])?;
     assert_eq!(outs.len(), 1, "Dropout's mask is hidden");
     Ok(())
 }
@@ -55,7 +68,7 @@ fn ops_call_returns_only_visible_outputs() -> Result<()> {
 fn ops_call_honours_the_training_flag() -> Result<()> {
     let x = NDArray::ones(&[64, 64], DType::F32);
     let p = [("p", AttrValue::Float(0.5))];
-    let dropout = |x: &NDArray| ops::call("Dropout", std::slice::from_ref(x), &p).map(|o| o[0].to_f64_vec());
+    let dropout = |x: &NDArray| ferrograd::call("Dropout", std::slice::from_ref(x), &p).map(|o| o[0].to_f64_vec());
 
     // Not training (the default, and record in predict mode): the identity.
     assert!(dropout(&x)?.iter().all(|&v| v == 1.0));
@@ -78,10 +91,10 @@ fn ops_call_honours_the_training_flag() -> Result<()> {
 
 #[test]
 fn dropout_gradient_uses_the_same_mask() -> Result<()> {
-    let mut x = NDArray::ones(&[8, 8], DType::F64);
+    let mut x = Tracked::new(NDArray::ones(&[8, 8], DType::F64));
     x.attach_grad();
     let y = autograd::record(|| {
-        ops::call("Dropout", std::slice::from_ref(&x), &[("p", AttrValue::Float(0.5))]).map(|o| o[0].clone())
+        ferrograd::call("Dropout", std::slice::from_ref(&x), &[("p", AttrValue::Float(0.5))]).map(|o| o[0].clone())
     })?;
     y.backward()?;
     assert_eq!(x.grad().expect("gradient").to_f64_vec(), y.to_f64_vec());
@@ -131,8 +144,8 @@ fn operators_match_hand_computed_values() -> Result<()> {
 #[test]
 fn operator_gradients_through_the_tape() -> Result<()> {
     // f(a, b) = sum((a - b) / b · 3); df/da = 3 / b, df/db = -3 a / b².
-    let mut a = arr(&[1.0, 2.0], &[2]);
-    let mut b = arr(&[4.0, -2.0], &[2]);
+    let mut a = tracked(&[1.0, 2.0], &[2]);
+    let mut b = tracked(&[4.0, -2.0], &[2]);
     a.attach_grad();
     b.attach_grad();
     let f = autograd::record(|| ((&(&a - &b)? / &b)? * 3.0)?.sum())?;
@@ -143,6 +156,23 @@ fn operator_gradients_through_the_tape() -> Result<()> {
     let g = autograd::record(|| (&a * &a)?.sum())?;
     g.backward()?;
     close(&a.grad().expect("grad a").to_f64_vec(), &[2.0, 4.0], 1e-12);
+    Ok(())
+}
+
+#[test]
+fn second_order_gradient_through_tracked_results() -> Result<()> {
+    // y = x³: dy/dx = 3x² stays on the tape under create_graph, and its backward gives 6x.
+    let mut x = tracked(&[1.0, -2.0], &[2]);
+    x.attach_grad();
+    let args = BackwardArgs { retain_graph: true, create_graph: true, train_mode: true };
+    let dx = autograd::record(|| -> Result<Tracked> {
+        let y = (&(&x * &x)? * &x)?;
+        Ok(autograd::grad(&[y], &[None], std::slice::from_ref(&x), args)?.swap_remove(0))
+    })?;
+    assert!(dx.has_entry(), "a create_graph gradient is itself recorded");
+    close(&dx.to_f64_vec(), &[3.0, 12.0], 1e-12);
+    dx.backward()?;
+    close(&x.grad().expect("gradient").to_f64_vec(), &[6.0, -12.0], 1e-12);
     Ok(())
 }
 
@@ -163,17 +193,17 @@ fn shape_errors_name_the_op_and_shapes() {
     assert!(msg.contains("dot"), "{msg}");
     assert!(a.reshaped(&[5]).is_err());
     assert!(a.softmax(3).is_err());
-    assert!(ops::call("exp", &[], &[]).is_err());
-    assert!(ops::call("no_such_op", std::slice::from_ref(&a), &[]).is_err());
+    assert!(ferrograd::call::<NDArray>("exp", &[], &[]).is_err());
+    assert!(ferrograd::call("no_such_op", std::slice::from_ref(&a), &[]).is_err());
 }
 
 #[test]
 fn backward_without_record_is_an_error() {
-    let mut x = arr(&[1.0], &[1]);
+    let mut x = tracked(&[1.0], &[1]);
     x.attach_grad();
     let y = x.exp().expect("exp");
     assert!(y.backward().is_err());
-    assert!(arr(&[1.0], &[1]).grad().is_none());
+    assert!(tracked(&[1.0], &[1]).grad().is_none());
 }
 
 #[test]
@@ -222,7 +252,7 @@ fn symbol_built_and_bound_from_rust() -> Result<()> {
 /// MXNet does; the symbol's one JSON writer serialises it.
 #[test]
 fn history_symbol_of_a_long_recording() -> Result<()> {
-    let mut x = arr(&[1.0, 2.0], &[2]);
+    let mut x = tracked(&[1.0, 2.0], &[2]);
     x.attach_grad();
     let y = autograd::record(|| {
         let mut y = (&x * 1.0)?;
@@ -238,7 +268,7 @@ fn history_symbol_of_a_long_recording() -> Result<()> {
     let again = ferrograd::symbol::json::from_json(&json)?;
     assert_eq!(again.topo_nodes().len(), 30_002);
     // A constant the recording read becomes a variable of its own.
-    let z = autograd::record(|| &x * &arr(&[3.0, 4.0], &[2]))?;
+    let z = autograd::record(|| &x * &tracked(&[3.0, 4.0], &[2]))?;
     assert_eq!(autograd::history_symbol(&z)?.list_arguments(), vec!["var0".to_string(), "var1".to_string()]);
     Ok(())
 }

@@ -288,7 +288,7 @@ fn round_trips_of_every_dtype_through_a_file() {
         .collect();
     // A transposed (non-contiguous) view is saved in its logical order.
     let t = NDArray::from_vec(vec![1i32, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
-    let t = ferrograd::ops::call("transpose", &[t], &[]).unwrap().remove(0);
+    let t = ferrograd::call("transpose", &[t], &[]).unwrap().remove(0);
     let mut all = arrays.clone();
     all.push(("transposed".into(), t.clone()));
     io::save(&path, &Arrays::Dict(all)).unwrap();

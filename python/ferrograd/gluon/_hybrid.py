@@ -12,6 +12,7 @@ until the node's backward has run, so calling the block again before ``backward`
 layer, two losses) binds a second executor instead of overwriting the first one's state.
 """
 
+import json
 import threading
 
 import numpy as np
@@ -26,6 +27,9 @@ from . import parameter as _param
 # Recorded calls whose backward has not run yet may each hold an executor; past this many per
 # signature the oldest is reused (its node then raises a clear error if backward is called).
 _MAX_RESERVED = 8
+# MXNet's default `inline_limit` of `hybridize`: graphs of at most this many operators show
+# their own nodes in `autograd.get_symbol` of a recorded call.
+_DEFAULT_INLINE_LIMIT = 2
 
 
 class HybridizeError(MXNetError, AttributeError):
@@ -148,6 +152,14 @@ class _CachedGraph:
             raise MXNetError(f"{type(block).__name__}: auxiliary states {missing} of the graph "
                              "are not Parameters of the block")
         self.aux_params = [params[n] for n in self.aux_names]
+        # The graph's argument name of each input of a recorded call (inputs, then Parameters),
+        # and its operator count (MXNet inlines graphs of at most `inline_limit` ops in
+        # `autograd.get_symbol`).
+        self.recorded_names = self.input_names + [
+            name for (kind, _), name in zip(self.arg_sources, self.arg_names, strict=True)
+            if kind == "param"]
+        self.num_ops = sum(1 for node in json.loads(symbol.tojson())["nodes"]
+                           if node["op"] != "null")
         self.params = [src for kind, src in self.arg_sources if kind == "param"]
         self.pools = {}
         # Parameter generation at the last check of deferred init and bound arrays.
@@ -309,7 +321,9 @@ def call_cached(block, args):
         outs = [o.copy() for o in run.exe.outputs]
     if recording:
         inputs = arrays + run.arg_param_arrays
-        _ag_record_function(_Backward(run, graph, len(arrays)), inputs, outs)
+        inline = graph.num_ops <= block._flags.get("inline_limit", _DEFAULT_INLINE_LIMIT)
+        _ag_record_function(_Backward(run, graph, len(arrays)), inputs, outs, graph.symbol.handle,
+                            graph.recorded_names, inline)
         run.reserved = True
     if graph.single_output:
         return outs[0]

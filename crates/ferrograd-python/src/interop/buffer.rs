@@ -60,7 +60,7 @@ pub unsafe fn get_buffer(slf: &Bound<'_, PyNDArray>, view: *mut ffi::Py_buffer, 
             "NDArray exports a read-only snapshot; use x.asnumpy() for a writable copy",
         ));
     }
-    let x = slf.get().array();
+    let x = slf.get().tracked();
     let l = x.layout();
     let c_contig = l.is_contiguous();
     let contiguity_ok = if has(ffi::PyBUF_C_CONTIGUOUS) {

@@ -9,7 +9,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{invoke, set_recording, set_training, Entry, GradReq, Node, Variable};
+use super::{invoke, set_recording, set_training, Entry, GradReq, Node, Tracked, Variable};
 use crate::error::{Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::backprop::{accumulate, apply_grad_req, head_gradient, propagate, GradSource};
@@ -85,13 +85,13 @@ impl EarlyGrads {
 /// A value of the backward pass: an array, or only the shape and dtype of a forward tensor that
 /// the op did not save (its gradient rule may ask for the metadata, never for the values).
 enum Slot {
-    Array(NDArray),
+    Array(Tracked),
     Unsaved(Meta),
 }
 
 /// Evaluates gradient rules on arrays, through `invoke` (so they are recorded when the
 /// recording flag is on during a `create_graph` backward).
-struct TapeGraph {
+pub(super) struct TapeGraph {
     vals: Vec<Slot>,
     /// The op whose rule is running (named when a rule reads an unsaved tensor).
     current: &'static str,
@@ -100,7 +100,7 @@ struct TapeGraph {
 }
 
 impl TapeGraph {
-    fn push(&mut self, x: NDArray) -> Val {
+    pub(super) fn push(&mut self, x: Tracked) -> Val {
         self.vals.push(Slot::Array(x));
         Val(self.vals.len() as u32 - 1)
     }
@@ -110,7 +110,7 @@ impl TapeGraph {
         Val(self.vals.len() as u32 - 1)
     }
 
-    fn array(&self, v: Val) -> Result<NDArray> {
+    pub(super) fn array(&self, v: Val) -> Result<Tracked> {
         match &self.vals[v.0 as usize] {
             Slot::Array(x) => Ok(x.clone()),
             Slot::Unsaved(_) => Err(Error::Runtime(format!(
@@ -123,8 +123,8 @@ impl TapeGraph {
 
 impl GradGraph for TapeGraph {
     fn apply(&mut self, op: OpRef, inputs: &[Val]) -> Result<Vec<Val>> {
-        let xs: Vec<NDArray> = inputs.iter().map(|&v| self.array(v)).collect::<Result<_>>()?;
-        let outs = invoke(&op, &xs)?;
+        let xs: Vec<Tracked> = inputs.iter().map(|&v| self.array(v)).collect::<Result<_>>()?;
+        let outs = invoke(&op, xs)?;
         Ok(outs.into_iter().map(|o| self.push(o)).collect())
     }
 
@@ -136,14 +136,14 @@ impl GradGraph for TapeGraph {
     }
 
     fn value(&self, v: Val) -> Option<NDArray> {
-        self.array(v).ok()
+        self.array(v).ok().map(Tracked::into_array)
     }
 
-    fn constant(&mut self, x: NDArray) -> Option<Val> {
-        Some(self.push(x))
-    }
     fn needs_grad(&self, v: Val) -> bool {
         !self.untracked.contains(&v)
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
 }
 
@@ -239,12 +239,12 @@ impl Drop for FlagGuard {
 /// What a sweep found: the reachable variables, their gradients (by variable address), and the
 /// gradients of the requested targets.
 /// With a grad-ready hook, the variables whose gradient was already written come last.
-type Swept = (Vec<Arc<Variable>>, PtrMap<usize, NDArray>, Vec<Option<NDArray>>, Vec<usize>);
+type Swept = (Vec<Arc<Variable>>, PtrMap<usize, NDArray>, Vec<Option<Tracked>>, Vec<usize>);
 
 /// The core sweep: returns gradients for the requested entries (or every reachable variable).
 fn sweep(
-    heads: &[NDArray],
-    head_grads: &[Option<NDArray>],
+    heads: &[Tracked],
+    head_grads: &[Option<Tracked>],
     targets: Option<&[Entry]>,
     args: BackwardArgs,
 ) -> Result<Swept> {
@@ -253,7 +253,7 @@ fn sweep(
     }
     let mut head_entries = Vec::with_capacity(heads.len());
     for h in heads {
-        let e = h.entry().ok_or_else(|| Error::Runtime(NOT_IN_GRAPH.into()))?;
+        let e = h.entry().cloned().ok_or_else(|| Error::Runtime(NOT_IN_GRAPH.into()))?;
         if let Entry::Out(n, _) = &e {
             if n.saved.lock().is_none() {
                 return Err(Error::Runtime(NOT_IN_GRAPH.into()));
@@ -288,8 +288,15 @@ fn sweep(
     let mut grads: PtrMap<GradKey, Val> = PtrMap::default();
 
     for (i, ((h, e), hg)) in heads.iter().zip(&head_entries).zip(head_grads).enumerate() {
-        let g = head_gradient(hg.as_ref(), &h.meta(), &format!("head {i}"))?
-            .unwrap_or_else(|| NDArray::ones(h.shape(), h.dtype()));
+        let g = match head_gradient(hg.as_ref().map(Tracked::array), &h.meta(), &format!("head {i}"))? {
+            // A head gradient of the head's dtype is used as given: under `create_graph` the
+            // result is differentiable with respect to it too.
+            Some(g) if g.dtype() == hg.as_ref().map_or(g.dtype(), |t| t.dtype()) => {
+                Tracked::with_entry(g, hg.as_ref().and_then(|t| t.entry().cloned()))
+            }
+            Some(cast) => Tracked::new(cast),
+            None => Tracked::new(NDArray::ones(h.shape(), h.dtype())),
+        };
         let v = tape.push(g);
         accumulate(&mut Grad::new(&mut tape), &mut grads, grad_key(e), v)?;
     }
@@ -314,7 +321,7 @@ fn sweep(
         let gys: Vec<Val> = gys
             .iter()
             .zip(&out_metas)
-            .map(|(g, m)| g.unwrap_or_else(|| tape.push(NDArray::zeros(&m.shape, m.dtype))))
+            .map(|(g, m)| g.unwrap_or_else(|| tape.push(Tracked::new(NDArray::zeros(&m.shape, m.dtype)))))
             .collect();
         let xs: Vec<Val> = (node.in_metas.iter().enumerate())
             .map(|(i, m)| match saved_in.get(i) {
@@ -325,11 +332,9 @@ fn sweep(
         let ys: Vec<Val> = (out_metas.iter().enumerate())
             .map(|(i, m)| match saved_out.get(i) {
                 Some(y) if args.create_graph => {
-                    let mut y = y.clone();
-                    y.set_entry(Some(Entry::Out(node.clone(), i)));
-                    tape.push(y)
+                    tape.push(Tracked::with_entry(y.clone(), Some(Entry::Out(node.clone(), i))))
                 }
-                Some(y) => tape.push(y.clone()),
+                Some(y) => tape.push(Tracked::new(y.clone())),
                 None => tape.push_unsaved(m),
             })
             .collect();
@@ -346,8 +351,9 @@ fn sweep(
         }
     }
 
+    // Requested gradients keep their entries: under `create_graph` they are differentiable.
     let target_grads =
-        targets.map(|ts| ts.iter().map(|t| grads.get(&grad_key(t)).and_then(|&v| tape.value(v))).collect());
+        targets.map(|ts| ts.iter().map(|t| grads.get(&grad_key(t)).and_then(|&v| tape.array(v).ok())).collect());
     let by_var: PtrMap<usize, NDArray> = (grads.into_iter())
         .filter_map(|(k, v)| match k {
             GradKey::Var(k) => Some((k, tape.value(v)?)),
@@ -364,7 +370,7 @@ fn sweep(
 }
 
 /// `autograd.backward`: writes gradients into every reachable variable per its `grad_req`.
-pub fn backward(heads: &[NDArray], head_grads: &[Option<NDArray>], args: BackwardArgs) -> Result<()> {
+pub fn backward(heads: &[Tracked], head_grads: &[Option<Tracked>], args: BackwardArgs) -> Result<()> {
     let (vars, grads, _, written) = sweep(heads, head_grads, None, args)?;
     for v in vars {
         let key = var_key(&v);
@@ -389,19 +395,20 @@ fn write_grad(v: &Variable, g: &NDArray) -> Result<Option<NDArray>> {
 }
 
 /// `autograd.grad`: gradients of the heads w.r.t. `variables`, returned (never written into
-/// `.grad`). Each variable must be a marked array with `grad_req` other than `null`.
+/// `.grad`), tracked (differentiable again under `create_graph`). Each variable must be a marked
+/// array with `grad_req` other than `null`.
 pub fn grad(
-    heads: &[NDArray],
-    head_grads: &[Option<NDArray>],
-    variables: &[NDArray],
+    heads: &[Tracked],
+    head_grads: &[Option<Tracked>],
+    variables: &[Tracked],
     args: BackwardArgs,
-) -> Result<Vec<NDArray>> {
+) -> Result<Vec<Tracked>> {
     if variables.is_empty() {
         return Err(Error::Value("variables cannot be an empty list.".into()));
     }
     let mut targets = Vec::with_capacity(variables.len());
     for (i, x) in variables.iter().enumerate() {
-        match x.entry() {
+        match x.entry().cloned() {
             Some(e @ Entry::Var(_)) if e.grad_buffer().is_some() => targets.push(e),
             None => return Err(Error::Runtime(NOT_IN_GRAPH.into())),
             Some(Entry::Var(_)) => {
@@ -417,6 +424,6 @@ pub fn grad(
     Ok(grads
         .into_iter()
         .zip(variables)
-        .map(|(g, x)| g.unwrap_or_else(|| NDArray::zeros(x.shape(), x.dtype())))
+        .map(|(g, x)| g.unwrap_or_else(|| Tracked::new(NDArray::zeros(x.shape(), x.dtype()))))
         .collect())
 }

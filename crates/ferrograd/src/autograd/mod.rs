@@ -1,15 +1,17 @@
 //! The dynamic tape (MXNet `autograd`).
 //!
-//! The graph lives with the arrays: a recorded output holds an [`Entry`] pointing at its [`Node`],
-//! a node holds its inputs' entries and the snapshots its gradient rule needs. Dropping the outputs
-//! frees the graph; `backward` frees it unless `retain_graph`. Recording and training flags are
-//! thread-local, as in MXNet. [`invoke`] is the single entry point that runs an op and, when
-//! recording, records it.
+//! The graph lives with the tracked arrays: a recorded output ([`Tracked`]) holds an [`Entry`]
+//! pointing at its [`Node`], a node holds its inputs' entries and the snapshots its gradient rule
+//! needs. Dropping the outputs frees the graph; `backward` frees it unless `retain_graph`.
+//! Recording and training flags are thread-local, as in MXNet. [`invoke`] is the single entry point
+//! that runs an op and, when recording, records it; [`call`] does the same by op name.
 
 mod backward;
+mod custom;
 mod history;
 mod scope;
 mod state;
+mod tracked;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -18,13 +20,15 @@ use parking_lot::Mutex;
 use smallvec::SmallVec;
 
 pub use backward::{backward, grad, set_grad_ready_hook, BackwardArgs, GradReadyHook};
+pub use custom::CustomBackward;
 pub use history::{history_json, history_symbol};
 pub use scope::{pause, predict_mode, record, record_with, train_mode, RecordGuard};
 pub use state::{is_recording, is_training, set_recording, set_training};
+pub use tracked::Tracked;
 
 use crate::error::{Error, Result};
 use crate::ndarray::{Meta, NDArray};
-use crate::ops::{self, Ctx, OpRef, Saves};
+use crate::ops::{self, AttrValue, Ctx, OpRef, Saves};
 
 pub use crate::ops::backprop::GradReq;
 
@@ -79,11 +83,8 @@ fn release_inputs(inputs: &mut Few<Option<Entry>>, saved: Option<Saved>, stack: 
         push(e);
     }
     if let Some(saved) = saved {
-        for mut x in saved.inputs.into_iter().chain(saved.outputs) {
-            let e = x.entry();
-            x.set_entry(None);
-            drop(x);
-            push(e);
+        for mut x in saved.inputs {
+            push(x.set_entry(None));
         }
     }
 }
@@ -92,11 +93,25 @@ fn release_inputs(inputs: &mut Few<Option<Entry>>, saved: Option<Saved>, stack: 
 /// then gets placeholders), so a node that saves nothing allocates nothing for it.
 #[derive(Default)]
 pub(crate) struct Saved {
-    pub(crate) inputs: Vec<NDArray>,
+    /// Saved inputs keep their entries: higher-order gradients flow through them.
+    pub(crate) inputs: Vec<Tracked>,
     pub(crate) outputs: Vec<NDArray>,
     /// Live handles (sharing storage, not snapshots) to the inputs the op updates when its
     /// gradient is taken ([`ops::Op::updated_by_backward`]).
     pub(crate) updated: Vec<NDArray>,
+    /// The graph a custom node ran, for `get_symbol` (a hybridized block's cached graph).
+    pub(crate) graph: Option<Arc<RecordedGraph>>,
+}
+
+/// The graph behind a custom node (a hybridized block's call, recorded as one node), so that
+/// `get_symbol` can show what ran instead of an opaque function.
+pub struct RecordedGraph {
+    pub symbol: crate::symbol::Symbol,
+    /// The symbol's argument name for each recorded input, in input order.
+    pub input_names: Vec<String>,
+    /// Show the graph's own ops (`true`), or one `_CachedOp` node reading the inputs (MXNet's
+    /// `inline_limit`: small graphs are inlined).
+    pub inline: bool,
 }
 
 /// An array's place in the graph: a marked variable or output `i` of a node.
@@ -168,51 +183,89 @@ undefined behavior when evaluating gradients. Please call backward first to clea
 a record section. Also note that you cannot use inplace operations like +=, *=, relu(x, out=x), y[idx]=x, etc \
 inside a record section.";
 
+/// An op call's inputs taken apart: the storage handles the forward reads (a slice, as
+/// `Op::forward` takes them) and each one's place in the graph. Built by moving the tracked
+/// inputs apart, so a call costs no reference count changes beyond the caller's own handles.
+struct Inputs {
+    arrays: SmallVec<[NDArray; 4]>,
+    entries: SmallVec<[Option<Entry>; 4]>,
+}
+
+impl Inputs {
+    fn take(inputs: impl IntoIterator<Item = Tracked>) -> Inputs {
+        let (mut arrays, mut entries) = (SmallVec::new(), SmallVec::new());
+        for x in inputs {
+            let (a, e) = x.into_parts();
+            arrays.push(a);
+            entries.push(e);
+        }
+        Inputs { arrays, entries }
+    }
+
+    fn any_tracked(&self) -> bool {
+        self.entries.iter().any(Option::is_some)
+    }
+}
+
 /// Runs `op` and, when recording and some input is in the graph, records it. This is the one
-/// entry point through which every imperative op call (Rust or Python) runs.
-pub fn invoke(op: &OpRef, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
-    let mut outs = run_ctx(op.as_ref(), inputs)?;
-    if should_record(op.as_ref(), inputs) {
-        record_node(op.clone(), inputs, &mut outs);
+/// entry point through which every tracked op call (Rust or Python) runs. The inputs are taken
+/// by value (pass `xs.iter().cloned()` to keep them).
+pub fn invoke(op: &OpRef, inputs: impl IntoIterator<Item = Tracked>) -> Result<Vec<Tracked>> {
+    let inputs = Inputs::take(inputs);
+    let mut outs = run_ctx(op.as_ref(), &inputs)?;
+    if should_record(op.as_ref(), &inputs) {
+        record_node(op.clone(), &inputs, &mut outs);
     }
     Ok(outs)
 }
 
 /// [`invoke`] for an op built for this call: when recorded, it moves into the node.
-pub fn invoke_owned<O: ops::Op + 'static>(op: O, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
-    let mut outs = run_ctx(&op, inputs)?;
-    if should_record(&op, inputs) {
-        record_node(op, inputs, &mut outs);
+pub fn invoke_owned<O: ops::Op + 'static>(op: O, inputs: impl IntoIterator<Item = Tracked>) -> Result<Vec<Tracked>> {
+    let inputs = Inputs::take(inputs);
+    let mut outs = run_ctx(&op, &inputs)?;
+    if should_record(&op, &inputs) {
+        record_node(op, &inputs, &mut outs);
     }
     Ok(outs)
 }
 
 /// [`invoke`] for single-output ops.
-pub fn invoke1(op: &OpRef, inputs: &[NDArray]) -> Result<NDArray> {
+pub fn invoke1(op: &OpRef, inputs: impl IntoIterator<Item = Tracked>) -> Result<Tracked> {
     Ok(invoke(op, inputs)?.swap_remove(0))
 }
 
-fn should_record(op: &dyn ops::Op, inputs: &[NDArray]) -> bool {
-    is_recording() && op.differentiable() && inputs.iter().any(NDArray::has_entry)
+/// Builds the registered op `name` from `(key, value)` parameters and runs it through [`invoke`],
+/// exactly as Python's `nd.<op>` does: the forward sees [`is_training`], the call is recorded when
+/// [`is_recording`] and some input is tracked, and only the visible outputs are returned (Dropout's
+/// mask stays hidden).
+pub fn call(name: &str, inputs: &[Tracked], params: &[(&str, AttrValue)]) -> Result<Vec<Tracked>> {
+    let op = ops::build(name, params, inputs.len())?;
+    let mut outs = invoke(&op, inputs.iter().cloned())?;
+    outs.truncate(op.num_visible_outputs());
+    Ok(outs)
 }
 
-fn run_ctx(op: &dyn ops::Op, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
-    ops::run(op, &Ctx { is_train: is_training() }, inputs)
+fn should_record(op: &dyn ops::Op, inputs: &Inputs) -> bool {
+    is_recording() && op.differentiable() && inputs.any_tracked()
+}
+
+fn run_ctx(op: &dyn ops::Op, inputs: &Inputs) -> Result<Vec<Tracked>> {
+    ops::run_as(op, &Ctx { is_train: is_training() }, &inputs.arrays)
 }
 
 /// Checks an in-place write of `value` (if any) into `target` before it happens. Inside `record()`
 /// an array that is part of a graph may not be overwritten (MXNet's error: its recorded history
 /// would no longer match its value), and a recorded value may not be written into another array
 /// (the write is not an op, so its gradient would be lost silently).
-pub fn check_inplace(target: &NDArray, value: Option<&NDArray>) -> Result<()> {
+pub fn check_inplace(target: &Tracked, value: Option<&Tracked>) -> Result<()> {
     if !is_recording() {
         return Ok(());
     }
     // An output whose graph a backward already freed is a constant again (MXNet clears it).
-    if target.entry().is_some_and(|e| e.is_live()) {
+    if target.entry().is_some_and(Entry::is_live) {
         return Err(Error::Runtime(ASSIGN_IN_GRAPH.into()));
     }
-    if value.is_some_and(NDArray::has_entry) {
+    if value.is_some_and(Tracked::has_entry) {
         return Err(Error::Runtime(
             "Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with autograd: \
 the value assigned inside record() is part of a computational graph, and writing it \
@@ -224,34 +277,47 @@ where), or assign value.detach() if no gradient should flow."
     Ok(())
 }
 
-/// Records an op whose outputs were computed elsewhere (a Python `autograd.Function`): one node
-/// connecting every input to every output. Nothing is saved; the op's gradient rule must not read
-/// its input or output values (it gets placeholders).
-pub fn record_custom(op: OpRef, inputs: &[NDArray], outs: &mut [NDArray]) {
-    if inputs.iter().any(NDArray::has_entry) {
-        attach_node(op, inputs, outs, Saved::default());
+/// Records outputs computed elsewhere (a Python `autograd.Function`, a hybridized block's call)
+/// as one node connecting every input to every output, whose gradient is `backward`'s. No tensor
+/// is saved. `graph` is what the node ran, when it is a graph, for `get_symbol`.
+pub fn record_custom(
+    backward: Arc<dyn CustomBackward>,
+    inputs: &[Tracked],
+    outs: &mut [Tracked],
+    graph: Option<RecordedGraph>,
+) {
+    let inputs = Inputs::take(inputs.iter().cloned());
+    if inputs.any_tracked() {
+        let op = custom::CustomOp {
+            backward,
+            in_metas: inputs.arrays.iter().map(NDArray::meta).collect(),
+            out_metas: outs.iter().map(|y| y.meta()).collect(),
+        };
+        attach_node(op, &inputs, outs, Saved { graph: graph.map(Arc::new), ..Saved::default() });
     }
 }
 
-fn record_node<O: ops::Op + 'static>(op: O, inputs: &[NDArray], outs: &mut [NDArray]) {
+fn record_node<O: ops::Op + 'static>(op: O, inputs: &Inputs, outs: &mut [Tracked]) {
     let saves = op.saves();
     let keep_in = matches!(saves, Saves::Inputs | Saves::InputsAndOutputs);
     let keep_out = matches!(saves, Saves::Outputs | Saves::InputsAndOutputs);
     // Saved inputs keep their entries (higher-order gradients flow through them); saved outputs
-    // drop theirs (they would point back at this node) and get it back during backward.
+    // carry none (it would point back at this node): backward gives it back.
+    let saved_input = |(x, e): (&NDArray, &Option<Entry>)| Tracked::with_entry(x.saved_copy(), e.clone());
     let saved = Saved {
-        inputs: if keep_in { inputs.iter().map(|x| x.saved_copy(true)).collect() } else { Vec::new() },
-        outputs: if keep_out { outs.iter().map(|y| y.saved_copy(false)).collect() } else { Vec::new() },
-        updated: op.updated_by_backward().iter().filter_map(|&i| inputs.get(i)).map(NDArray::detach).collect(),
+        inputs: if keep_in { inputs.arrays.iter().zip(&inputs.entries).map(saved_input).collect() } else { Vec::new() },
+        outputs: if keep_out { outs.iter().map(|y| y.array().saved_copy()).collect() } else { Vec::new() },
+        updated: op.updated_by_backward().iter().filter_map(|&i| inputs.arrays.get(i)).cloned().collect(),
+        graph: None,
     };
     attach_node(op, inputs, outs, saved);
 }
 
 /// Makes `outs` the outputs of a new node reading `inputs`.
-fn attach_node<O: ops::Op + 'static>(op: O, inputs: &[NDArray], outs: &mut [NDArray], saved: Saved) {
+fn attach_node<O: ops::Op + 'static>(op: O, inputs: &Inputs, outs: &mut [Tracked], saved: Saved) {
     let node: Arc<Node> = Arc::new(Node {
-        inputs: inputs.iter().map(NDArray::entry).collect(),
-        in_metas: inputs.iter().map(NDArray::meta).collect(),
+        inputs: inputs.entries.iter().cloned().collect(),
+        in_metas: inputs.arrays.iter().map(NDArray::meta).collect(),
         saved: Mutex::new(Some(saved)),
         op,
     });
@@ -273,13 +339,13 @@ mod tests {
     fn dropping_a_long_chain_does_not_overflow_the_stack() {
         // Runs in a thread with a small stack: a recursive drop of 200k nodes would overflow it.
         let t = std::thread::Builder::new().stack_size(256 * 1024).spawn(|| {
-            let mut x = NDArray::ones(&[2], crate::DType::F32);
+            let mut x = Tracked::new(NDArray::ones(&[2], crate::DType::F32));
             x.set_entry(Some(Entry::variable(NDArray::zeros(&[2], crate::DType::F32), GradReq::Write)));
             let prev = set_recording(true);
             let mut y = x.clone();
             for _ in 0..200_000 {
                 let op = Scalar { kind: BinaryKind::Mul, scalar: 1.0, reverse: false };
-                y = invoke_owned(op, &[y]).expect("mul").swap_remove(0);
+                y = invoke_owned(op, [y]).expect("mul").swap_remove(0);
             }
             set_recording(prev);
             drop(y);

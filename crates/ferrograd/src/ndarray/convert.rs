@@ -202,9 +202,7 @@ impl NDArray {
         if super::has_repeated_positions(&self.layout) {
             // A broadcast array is materialised first: writing one row in place would also
             // change every row that shares its memory.
-            let ag = self.entry();
             *self = self.to_contiguous_copy();
-            self.set_entry(ag);
             layout = self.slice_layout(args)?;
         }
         let mut region = self.with_layout(layout);

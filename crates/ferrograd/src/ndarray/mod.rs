@@ -23,7 +23,6 @@ use ferrograd_kernels::layout::Dims;
 use ferrograd_kernels::Layout;
 use parking_lot::Mutex;
 
-use crate::autograd::Entry;
 use crate::buffer::Buffer;
 use crate::dtype::{DType, DTypeElem};
 use crate::error::{fmt_shape, Error, Result};
@@ -51,16 +50,14 @@ impl Meta {
     }
 }
 
-/// An n-dimensional array on the CPU.
-///
-/// `ag` is the array's place in the autograd graph (a marked variable or a recorded op's output);
-/// it belongs to this handle, not to the storage, so views and copies start untracked.
+/// An n-dimensional array on the CPU: the storage handle ops, kernels and the executor see.
+/// It knows nothing of autograd; the autograd layer pairs it with a place in the graph
+/// (`autograd::Tracked`).
 #[derive(Clone)]
 pub struct NDArray {
     cell: Arc<Cell>,
     layout: Layout,
     dtype: DType,
-    ag: Option<Entry>,
 }
 
 impl std::fmt::Debug for NDArray {
@@ -84,7 +81,7 @@ impl NDArray {
     /// A new, untracked handle over its own storage cell.
     fn make(buf: Arc<Buffer>, layout: Layout, dtype: DType) -> NDArray {
         let cell = Cell { buf: Mutex::new(buf), exported: AtomicBool::new(false) };
-        NDArray { cell: Arc::new(cell), layout, dtype, ag: None }
+        NDArray { cell: Arc::new(cell), layout, dtype }
     }
 
     /// Wraps a buffer as a contiguous array of `shape`.
@@ -204,9 +201,7 @@ impl NDArray {
     /// into a private contiguous buffer, since writing it in place would be ambiguous.
     pub fn write<R>(&mut self, f: impl FnOnce(&mut Buffer, &Layout) -> R) -> R {
         if has_repeated_positions(&self.layout) {
-            let ag = self.ag.take();
             *self = self.to_contiguous_copy();
-            self.ag = ag;
         }
         let mut guard = self.cell.buf.lock();
         let buf = Arc::make_mut(&mut guard);
@@ -254,7 +249,7 @@ impl NDArray {
 
     /// A view over the same cell with another layout (writes reach the original).
     pub(crate) fn with_layout(&self, layout: Layout) -> NDArray {
-        NDArray { cell: self.cell.clone(), layout, dtype: self.dtype, ag: None }
+        NDArray { cell: self.cell.clone(), layout, dtype: self.dtype }
     }
 
     /// A lazy copy: a new cell sharing the current buffer (writes to either copy it first).
@@ -302,34 +297,16 @@ impl NDArray {
     }
 }
 
-/// Autograd bookkeeping of a handle.
+/// Snapshots for the autograd tape.
 impl NDArray {
-    /// The array's autograd entry (`None` for constants).
-    pub fn entry(&self) -> Option<Entry> {
-        self.ag.clone()
-    }
-
-    pub fn has_entry(&self) -> bool {
-        self.ag.is_some()
-    }
-
-    pub fn set_entry(&mut self, e: Option<Entry>) {
-        self.ag = e;
-    }
-
-    /// MXNet `detach()`: the same storage without autograd history.
-    pub fn detach(&self) -> NDArray {
-        NDArray { cell: self.cell.clone(), layout: self.layout.clone(), dtype: self.dtype, ag: None }
-    }
-
     /// A copy-on-write snapshot for the tape: later writes to `self` never reach it.
-    pub(crate) fn saved_copy(&self, keep_entry: bool) -> NDArray {
+    pub fn saved_copy(&self) -> NDArray {
         // Exported memory can change behind ferrograd's back: save a private copy instead.
-        let mut s = if self.is_exported() { self.to_contiguous_copy() } else { self.lazy_copy(self.layout.clone()) };
-        if keep_entry {
-            s.ag = self.ag.clone();
+        if self.is_exported() {
+            self.to_contiguous_copy()
+        } else {
+            self.lazy_copy(self.layout.clone())
         }
-        s
     }
 }
 

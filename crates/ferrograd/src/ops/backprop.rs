@@ -57,7 +57,7 @@ pub fn apply_grad_req(dst: &mut NDArray, req: GradReq, g: Option<&NDArray>, sour
         (GradReq::Write, None) => dst.fill_scalar(0.0),
         (GradReq::Add, Some(g)) => {
             let add = Binary { kind: BinaryKind::Add, broadcast: false };
-            let sum = super::run1(&add, &Default::default(), &[dst.detach(), g.detach()])?;
+            let sum = super::run1(&add, &Default::default(), &[dst.clone(), g.clone()])?;
             dst.assign_from(&sum)?;
         }
     }

@@ -29,18 +29,19 @@ pub trait GradGraph {
     fn apply(&mut self, op: OpRef, inputs: &[Val]) -> Result<Vec<Val>>;
     fn meta(&self, v: Val) -> Meta;
     /// The concrete array behind `v`, for graphs that evaluate eagerly (`None` for symbolic ones).
-    /// Only ops whose gradient is user code (Python `autograd.Function`) need it.
+    /// (The tape and the eager evaluator read their results through it.)
     fn value(&self, _v: Val) -> Option<NDArray> {
-        None
-    }
-    /// Adds a concrete array to an eager graph (`None` for symbolic graphs).
-    fn constant(&mut self, _x: NDArray) -> Option<Val> {
         None
     }
     /// Whether the caller wants a gradient for input value `v`. Rules may skip the work for an
     /// input that needs none (FullyConnected's data gradient); returning it anyway is harmless.
     fn needs_grad(&self, _v: Val) -> bool {
         true
+    }
+    /// The graph itself, for a gradient rule defined by the layer that owns the graph type (the
+    /// autograd tape's custom functions read its tracked values); `None` by default.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
     }
 }
 
@@ -71,14 +72,9 @@ impl<'a> Grad<'a> {
         self.graph.needs_grad(v)
     }
 
-    /// The concrete array behind `v` in an eager graph (see [`GradGraph::value`]).
-    pub fn value(&self, v: Val) -> Option<NDArray> {
-        self.graph.value(v)
-    }
-
-    /// Adds a concrete array to an eager graph (see [`GradGraph::constant`]).
-    pub fn constant(&mut self, x: NDArray) -> Option<Val> {
-        self.graph.constant(x)
+    /// See [`GradGraph::as_any_mut`].
+    pub fn graph_any(&mut self) -> Option<&mut dyn std::any::Any> {
+        self.graph.as_any_mut()
     }
 
     pub fn shape(&self, v: Val) -> Vec<usize> {
@@ -224,10 +220,6 @@ impl GradGraph for EagerGraph {
 
     fn value(&self, v: Val) -> Option<NDArray> {
         Some(self.get(v).clone())
-    }
-
-    fn constant(&mut self, x: NDArray) -> Option<Val> {
-        Some(self.push(x))
     }
 }
 

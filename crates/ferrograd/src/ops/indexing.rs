@@ -460,7 +460,11 @@ mod tests {
     use super::*;
     use crate::dtype::{DType, DTypeElem};
     use crate::ops::grad::eval_grad;
-    use crate::ops::{call, run1, AttrValue};
+    use crate::ops::{build, run, run1, AttrValue, Ctx};
+
+    fn call(name: &str, inputs: &[NDArray], params: &[(&str, AttrValue)]) -> Result<Vec<NDArray>> {
+        run(build(name, params, inputs.len())?.as_ref(), &Ctx::default(), inputs)
+    }
 
     fn vals<T: DTypeElem>(x: &NDArray) -> Vec<T> {
         x.to_vec::<T>().unwrap()

@@ -277,20 +277,26 @@ impl Op for OpRef {
 
 /// Runs an op imperatively: views for layout ops, otherwise infer, allocate, forward.
 pub fn run(op: &dyn Op, ctx: &Ctx, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
+    run_as(op, ctx, inputs)
+}
+
+/// [`run`] returning the outputs wrapped as `T` (the autograd layer's tracked arrays) in the one
+/// output list, so a wrapping caller allocates no second list per op.
+pub fn run_as<T: From<NDArray>>(op: &dyn Op, ctx: &Ctx, inputs: &[NDArray]) -> Result<Vec<T>> {
     if let Some(v) = op.view(inputs) {
         let v = v?;
         // A broadcast view has no storage of its size, but its element count must still exist.
         crate::ndarray::checked_numel(op.name(), v.shape())?;
-        return Ok(vec![v]);
+        return Ok(vec![T::from(v)]);
     }
     let metas: smallvec::SmallVec<[Meta; 3]> = inputs.iter().map(NDArray::meta).collect();
     let out_metas = op.infer(&metas)?;
-    let mut outputs = Vec::with_capacity(out_metas.len());
+    let mut outputs: smallvec::SmallVec<[NDArray; 2]> = smallvec::SmallVec::with_capacity(out_metas.len());
     for m in &out_metas {
         outputs.push(NDArray::try_uninit(op.name(), &m.shape, m.dtype)?);
     }
     crate::profiler::time_op(op.name(), || op.forward(ctx, inputs, &mut outputs))?;
-    Ok(outputs)
+    Ok(outputs.into_iter().map(T::from).collect())
 }
 
 /// [`run`] for single-output ops.
@@ -299,20 +305,17 @@ pub fn run1(op: &dyn Op, ctx: &Ctx, inputs: &[NDArray]) -> Result<NDArray> {
     Ok(outs.swap_remove(0))
 }
 
-/// Builds the op `name` from `(key, value)` parameters and runs it imperatively, exactly as
-/// Python's `_invoke` does: the forward sees [`crate::autograd::is_training`], the call is recorded
-/// on the tape when [`crate::autograd::is_recording`] and some input is tracked, and only the
-/// visible outputs are returned (Dropout's mask stays hidden).
-pub fn call(name: &str, inputs: &[NDArray], params: &[(&str, AttrValue)]) -> Result<Vec<NDArray>> {
+/// Builds the registered op `name` from `(key, value)` parameters, as Python's keyword call does,
+/// and checks that `n_inputs` inputs fit it. Running it is the caller's: [`run`] untracked, or the
+/// autograd layer's `invoke`, which also records it.
+pub fn build(name: &str, params: &[(&str, AttrValue)], n_inputs: usize) -> Result<OpRef> {
     let mut attrs = Attrs::new(name);
     for (k, v) in params {
         attrs.items.push((k.to_string(), v.clone()));
     }
     let op = registry::create(name, &attrs)?;
-    check_arity(op.as_ref(), inputs.len())?;
-    let mut outs = crate::autograd::invoke(&op, inputs)?;
-    outs.truncate(op.num_visible_outputs());
-    Ok(outs)
+    check_arity(op.as_ref(), n_inputs)?;
+    Ok(op)
 }
 
 /// Fails unless `n` inputs fit the op: its arguments then its auxiliary states, or at least one

@@ -1,8 +1,8 @@
 //! The one name table: MXNet op name (and aliases) → the op's [`OpDef`].
 //!
 //! Each op module declares its ops next to their code (`pub const DEFS: &[OpDef]`); this file
-//! lists the modules. `nd.<op>` and `sym.<op>`, the symbol JSON loader and Rust's `ops::call` all
-//! resolve names here, in O(1). Adding an op: its declaration in its op file, one line in the
+//! lists the modules. `nd.<op>` and `sym.<op>`, the symbol JSON loader and Rust's
+//! `ferrograd::call` all resolve names here, in O(1). Adding an op: its declaration in its op file, one line in the
 //! module's `DEFS`, one row in the test table (`tests/ops/table.rs`).
 
 use std::collections::HashMap;

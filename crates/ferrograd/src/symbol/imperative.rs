@@ -6,14 +6,13 @@
 use std::collections::HashMap;
 
 use super::{key, Symbol};
-use crate::autograd;
+use crate::autograd::{self, Tracked};
 use crate::error::{Error, Result};
-use crate::ndarray::NDArray;
 
 impl Symbol {
     /// Evaluates the symbol with `inputs` bound to `list_inputs()` (arguments and auxiliary
     /// states in graph order), returning the visible outputs.
-    pub fn eval_imperative(&self, inputs: &[NDArray]) -> Result<Vec<NDArray>> {
+    pub fn eval_imperative(&self, inputs: &[Tracked]) -> Result<Vec<Tracked>> {
         let nodes = self.topo_nodes();
         let names = self.list_inputs();
         if inputs.len() != names.len() {
@@ -24,7 +23,7 @@ impl Symbol {
                 names.join(", ")
             )));
         }
-        let mut values: HashMap<usize, Vec<NDArray>> = HashMap::new();
+        let mut values: HashMap<usize, Vec<Tracked>> = HashMap::new();
         let mut next_input = inputs.iter();
         for n in &nodes {
             let outs = match &n.op {
@@ -33,8 +32,8 @@ impl Symbol {
                     vec![next_input.next().cloned().ok_or_else(|| Error::Value("CachedOp: too few inputs".into()))?]
                 }
                 Some(op) => {
-                    let args: Vec<NDArray> = n.inputs.iter().map(|i| values[&key(&i.node)][i.index].clone()).collect();
-                    autograd::invoke(op, &args).map_err(|e| super::infer::in_operator(&n.name, e))?
+                    let args: Vec<Tracked> = n.inputs.iter().map(|i| values[&key(&i.node)][i.index].clone()).collect();
+                    autograd::invoke(op, args).map_err(|e| super::infer::in_operator(&n.name, e))?
                 }
             };
             values.insert(key(n), outs);

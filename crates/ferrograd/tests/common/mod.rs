@@ -2,7 +2,7 @@
 //! non-contiguous layouts with given values), naive index arithmetic and tolerant comparisons.
 #![allow(dead_code)]
 
-use ferrograd::ops::{self, AttrValue};
+use ferrograd::ops::AttrValue;
 use ferrograd::{DType, NDArray, SliceArg};
 
 /// SplitMix64: tiny, deterministic, good enough for test data.
@@ -212,7 +212,7 @@ pub fn string(v: &str) -> AttrValue {
 /// Runs a single-output op by name, panicking with the op name on error.
 #[track_caller]
 pub fn call1(name: &str, inputs: &[NDArray], params: &[(&str, AttrValue)]) -> NDArray {
-    match ops::call(name, inputs, params) {
+    match ferrograd::call(name, inputs, params) {
         Ok(mut v) => v.swap_remove(0),
         Err(e) => {
             panic!("{name}{params:?} on {:?}: {e}", inputs.iter().map(|x| x.shape().to_vec()).collect::<Vec<_>>())

@@ -18,7 +18,7 @@ pub fn graph_ops(name: &'static str) {
             let x = f64s(&[1.0, 9.0, 5.0, 2.0, 3.0, 4.0, 0.0, 1.0, 7.0, 0.0, 2.0, 8.0], &[2, 3, 2]);
             let y = call1(name, &[x], &[]);
             check_arr(name, &y, &[2, 2], F32, &[1.0, 0.0, 1.0, 2.0], 0.0, 0.0);
-            assert!(ferrograd::ops::call(name, &[f64s(&[1.0, 2.0], &[2])], &[]).is_err(), "1-D data has no axis 1");
+            assert!(ferrograd::call(name, &[f64s(&[1.0, 2.0], &[2])], &[]).is_err(), "1-D data has no axis 1");
         }
         "shape_array" | "size_array" => {
             let y = call1(name, &[NDArray::zeros(&[2, 3, 4], F32)], &[]);
@@ -34,19 +34,19 @@ pub fn graph_ops(name: &'static str) {
             let p = [("lhs_begin", int(0)), ("lhs_end", int(2)), ("rhs_begin", int(0)), ("rhs_end", int(1))];
             let y = call1(name, &[x.clone(), r], &p);
             assert_eq!(y.shape(), &[6, 4]);
-            let bad = ferrograd::ops::call(name, &[x, NDArray::zeros(&[5], F32)], &[]);
+            let bad = ferrograd::call(name, &[x, NDArray::zeros(&[5], F32)], &[]);
             assert!(matches!(bad, Err(ferrograd::Error::Shape(m)) if m.contains("reshape_like")));
         }
         "_identity_with_attr_like_rhs" => {
             let x = f64s(&[1.0, -2.0, 3.0], &[3]);
             let y = call1(name, &[x, NDArray::zeros(&[3], F64)], &[]);
             check_arr(name, &y, &[3], F64, &[1.0, -2.0, 3.0], 0.0, 0.0);
-            let bad = ferrograd::ops::call(name, &[f64s(&[1.0], &[1]), NDArray::zeros(&[3], F64)], &[]);
+            let bad = ferrograd::call(name, &[f64s(&[1.0], &[1]), NDArray::zeros(&[3], F64)], &[]);
             assert!(bad.is_err(), "a shape different from rhs's is an error");
         }
         "_sample_unique_zipfian" => {
             let p = [("range_max", int(50)), ("shape", tuple(&[3, 40]))];
-            let outs = ferrograd::ops::call(name, &[], &p).unwrap();
+            let outs = ferrograd::call::<NDArray>(name, &[], &p).unwrap();
             let (classes, tries) = (outs[0].to_f64_vec(), outs[1].to_f64_vec());
             assert_eq!((outs[0].shape(), outs[0].dtype(), outs[1].shape()), (&[3usize, 40][..], I64, &[3usize][..]));
             for (row, &n) in classes.chunks(40).zip(&tries) {
@@ -56,13 +56,13 @@ pub fn graph_ops(name: &'static str) {
                 assert!(n >= 40.0, "at least one draw per class, got {n}");
             }
             // Small classes are the likely ones: P(0) = log 2 / log 51 ≈ 0.18, P(49) ≈ 0.005.
-            let outs =
-                ferrograd::ops::call(name, &[], &[("range_max", int(1000)), ("shape", tuple(&[400, 1]))]).unwrap();
+            let outs = ferrograd::call::<NDArray>(name, &[], &[("range_max", int(1000)), ("shape", tuple(&[400, 1]))])
+                .unwrap();
             let first = outs[0].to_f64_vec();
             let zeros = first.iter().filter(|&&c| c == 0.0).count() as f64 / 400.0;
             let want = 2f64.ln() / 1001f64.ln();
             assert!((zeros - want).abs() < 0.06, "share of class 0: {zeros}, want {want}");
-            let bad = ferrograd::ops::call(name, &[], &[("range_max", int(5)), ("shape", tuple(&[1, 6]))]);
+            let bad = ferrograd::call::<NDArray>(name, &[], &[("range_max", int(5)), ("shape", tuple(&[1, 6]))]);
             assert!(bad.is_err(), "6 distinct classes out of 5 is an error");
         }
         "_zeros" | "_ones" | "_full" => {
@@ -152,7 +152,7 @@ pub fn pdf(name: &'static str) {
         check_arr(name, &y, &[1, 2], F64, &want, 1e-10, 0.0);
         let y = call1(name, &[x, alpha], &[("is_log", boolean(true))]);
         check_arr(name, &y, &[1, 2], F64, &want.map(f64::ln), 1e-10, 0.0);
-        let bad = ferrograd::ops::call(name, &[f64s(&[0.5, 0.5], &[1, 2]), f64s(&[1.0; 3], &[1, 3])], &[]);
+        let bad = ferrograd::call(name, &[f64s(&[0.5, 0.5], &[1, 2]), f64s(&[1.0; 3], &[1, 3])], &[]);
         assert!(matches!(bad, Err(ferrograd::Error::Shape(m)) if m.contains(name)));
         return;
     }
@@ -168,11 +168,11 @@ pub fn pdf(name: &'static str) {
     assert_eq!(call1(name, &f32s, &[]).dtype(), F32);
     let mut mixed = f32s.clone();
     mixed[0] = inputs[0].clone();
-    assert!(matches!(ferrograd::ops::call(name, &mixed, &[]), Err(ferrograd::Error::DType(_))));
+    assert!(matches!(ferrograd::call(name, &mixed, &[]), Err(ferrograd::Error::DType(_))));
     // The parameters' shape must lead the sample's.
     let mut bad = inputs.clone();
     bad[0] = f64s(&[1.0, 2.0, 3.0], &[3]);
-    assert!(matches!(ferrograd::ops::call(name, &bad, &[]), Err(ferrograd::Error::Shape(m)) if m.contains(name)));
+    assert!(matches!(ferrograd::call(name, &bad, &[]), Err(ferrograd::Error::Shape(m)) if m.contains(name)));
 }
 
 pub fn pdf_grad(name: &'static str) {
@@ -195,13 +195,13 @@ pub fn pdf_grad(name: &'static str) {
 /// LAPACK's Householder reflections (MXNet's values for this A), batched over leading axes.
 pub fn gelqf(name: &'static str) {
     let a = f64s(&[1.0, 2.0, 3.0, 4.0, 5.0, -6.0], &[2, 3]);
-    let outs = ferrograd::ops::call(name, &[a], &[]).unwrap();
+    let outs = ferrograd::call(name, &[a], &[]).unwrap();
     let q_want = [-0.267_261_24, -0.534_522_48, -0.801_783_73, -0.492_067_83, -0.639_688_18, 0.590_481_4];
     check_arr("gelqf Q", &outs[0], &[2, 3], F64, &q_want, 1e-7, 1e-8);
     check_arr("gelqf L", &outs[1], &[2, 2], F64, &[-3.741_657_39, 0.0, 1.069_044_97, -8.709_600_61], 1e-7, 1e-8);
     let mut rng = Rng::new(7);
     let batch = f64s(&rng.vec(2 * 3 * 5, -1.0, 1.0), &[2, 3, 5]);
-    let outs = ferrograd::ops::call(name, std::slice::from_ref(&batch), &[]).unwrap();
+    let outs = ferrograd::call(name, std::slice::from_ref(&batch), &[]).unwrap();
     let (q, l, a) = (outs[0].to_f64_vec(), outs[1].to_f64_vec(), batch.to_f64_vec());
     for k in 0..2 {
         for r in 0..3 {
@@ -216,7 +216,7 @@ pub fn gelqf(name: &'static str) {
             assert!((r + 1..3).all(|c| l[k * 9 + r * 3 + c] == 0.0), "L is lower triangular");
         }
     }
-    let bad = ferrograd::ops::call(name, &[f64s(&[1.0; 6], &[3, 2])], &[]);
+    let bad = ferrograd::call(name, &[f64s(&[1.0; 6], &[3, 2])], &[]);
     assert!(matches!(bad, Err(ferrograd::Error::Shape(m)) if m.contains(name)));
 }
 

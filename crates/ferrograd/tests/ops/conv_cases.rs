@@ -1,7 +1,8 @@
 //! Convolution, `_backward_Convolution` and Deconvolution against naive float64 loops, their
 //! gradients (first and second order), and their bad-input errors.
 
-use ferrograd::ops::{call, AttrValue};
+use ferrograd::call;
+use ferrograd::ops::AttrValue;
 use ferrograd::DType::{F32, F64};
 use ferrograd::{Error, NDArray};
 

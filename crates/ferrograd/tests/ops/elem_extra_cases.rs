@@ -4,8 +4,9 @@
 
 use std::f64::consts::PI;
 
+use ferrograd::call;
 use ferrograd::ops::grad::eval_grad;
-use ferrograd::ops::{call, AttrValue};
+use ferrograd::ops::AttrValue;
 use ferrograd::DType::{F16, F32, F64, I32, I64};
 use ferrograd::{Error, NDArray};
 

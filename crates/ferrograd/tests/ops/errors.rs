@@ -1,6 +1,7 @@
 //! Bad inputs give the right `Error` variant with a message naming the op and the shapes.
 
-use ferrograd::ops::{call, AttrValue};
+use ferrograd::call;
+use ferrograd::ops::AttrValue;
 use ferrograd::DType::{F32, F64};
 use ferrograd::{Error, NDArray};
 

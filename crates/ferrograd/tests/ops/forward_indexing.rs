@@ -61,11 +61,8 @@ pub fn take(name: &'static str) {
                 for idt in [F32, I64, I32] {
                     let idx = arr(ind, ishape, idt);
                     for (vname, ai) in variants(&a) {
-                        let res = ferrograd::ops::call(
-                            name,
-                            &[ai, idx.clone()],
-                            &[("axis", int(axis)), ("mode", string(mode))],
-                        );
+                        let res =
+                            ferrograd::call(name, &[ai, idx.clone()], &[("axis", int(axis)), ("mode", string(mode))]);
                         let what = format!("take {ind:?} axis={axis} mode={mode} {idt} {vname}");
                         if mode == "raise" && !in_range {
                             assert!(matches!(res, Err(Error::Index(ref m)) if m.contains("take")), "{what}: {res:?}");
@@ -160,7 +157,7 @@ pub fn gather_nd(name: &'static str) {
             }
         }
     }
-    let e = ferrograd::ops::call(name, &[data, arr(&[5.0], &[1, 1], I64)], &[]);
+    let e = ferrograd::call(name, &[data, arr(&[5.0], &[1, 1], I64)], &[]);
     assert!(matches!(e, Err(Error::Index(_))), "{e:?}");
 }
 

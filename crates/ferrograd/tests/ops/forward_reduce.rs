@@ -140,7 +140,7 @@ pub fn reduce(name: &'static str) {
                 p.push(("axis", int(a)));
             }
             let empty_group = eshape.iter().zip(&flags).any(|(&n, &f)| f && n == 0);
-            let res = ferrograd::ops::call(name, &[x], &p);
+            let res = ferrograd::call(name, &[x], &p);
             if (name == "max" || name == "min") && empty_group {
                 assert!(
                     matches!(res, Err(Error::Value(ref m)) if m.contains(name) && m.contains("zero-size")),
@@ -249,7 +249,7 @@ pub fn arg_reduce(name: &'static str) {
             }
         }
     }
-    let e = ferrograd::ops::call(name, &[arr(&[], &[0, 3], F32)], &[("axis", int(0))]);
+    let e = ferrograd::call(name, &[arr(&[], &[0, 3], F32)], &[("axis", int(0))]);
     assert!(matches!(e, Err(Error::Value(_))), "{name} over an empty axis: {e:?}");
 }
 
@@ -386,7 +386,7 @@ fn dot_string_params() {
     let y = call1("dot", &[a.clone(), a.clone()], &[("transpose_a", AttrValue::Str("True".into()))]);
     // aᵀ·a = [[1,3],[2,4]]·[[1,2],[3,4]]
     assert_eq!(y.to_f64_vec(), vec![10.0, 14.0, 14.0, 20.0]);
-    let e = ferrograd::ops::call("dot", &[a.clone(), a.astype(F32)], &[]);
+    let e = ferrograd::call("dot", &[a.clone(), a.astype(F32)], &[]);
     assert!(
         matches!(e, Err(Error::DType(ref m)) if m.contains("dot") && m.contains("float64") && m.contains("float32"))
     );

@@ -102,11 +102,11 @@ pub fn check(what: &str, op: &OpRef, inputs: &[NDArray], rng: &mut Rng, second: 
 /// The same gradients through the autograd tape, which gives the rule only the tensors the op
 /// declares in `saves()` (placeholders for the rest): a wrong declaration shows up here.
 pub fn check_tape(what: &str, op: &OpRef, inputs: &[NDArray], v: &[NDArray], want: &[NDArray]) {
-    use ferrograd::autograd::{self, BackwardArgs, Entry, GradReq};
-    let xs: Vec<NDArray> = inputs
+    use ferrograd::autograd::{self, BackwardArgs, Entry, GradReq, Tracked};
+    let xs: Vec<Tracked> = inputs
         .iter()
         .map(|x| {
-            let mut x = x.clone();
+            let mut x = Tracked::new(x.clone());
             if x.dtype().is_float() {
                 x.set_entry(Some(Entry::variable(NDArray::zeros(x.shape(), x.dtype()), GradReq::Write)));
             }
@@ -114,15 +114,15 @@ pub fn check_tape(what: &str, op: &OpRef, inputs: &[NDArray], v: &[NDArray], wan
         })
         .collect();
     let prev = autograd::set_recording(true);
-    let outs = autograd::invoke(op, &xs);
+    let outs = autograd::invoke(op, xs.iter().cloned());
     autograd::set_recording(prev);
     let outs = outs.unwrap_or_else(|e| panic!("{what}: recorded forward: {e}"));
-    let (vars, wants): (Vec<NDArray>, Vec<&NDArray>) =
+    let (vars, wants): (Vec<Tracked>, Vec<&NDArray>) =
         xs.iter().zip(want).filter(|(x, _)| x.has_entry()).map(|(x, w)| (x.clone(), w)).unzip();
     if vars.is_empty() || outs.iter().all(|o| !o.has_entry()) {
         return;
     }
-    let heads: Vec<Option<NDArray>> = v.iter().cloned().map(Some).collect();
+    let heads: Vec<Option<Tracked>> = v.iter().cloned().map(|g| Some(Tracked::new(g))).collect();
     let args = BackwardArgs { retain_graph: false, create_graph: false, train_mode: false };
     let got = autograd::grad(&outs, &heads, &vars, args).unwrap_or_else(|e| panic!("{what}: tape grad: {e}"));
     for (i, (g, w)) in got.iter().zip(wants).enumerate() {
@@ -173,7 +173,7 @@ fn second_by_rules(op: &OpRef, inputs: &[NDArray], v: &[NDArray], w: &[NDArray])
     let mut adj: HashMap<u32, NDArray> = HashMap::new();
     let add = |adj: &mut HashMap<u32, NDArray>, k: u32, g: NDArray| {
         let s = match adj.remove(&k) {
-            Some(a) => ops::call("elemwise_add", &[a, g], &[]).unwrap().swap_remove(0),
+            Some(a) => ferrograd::call("elemwise_add", &[a, g], &[]).unwrap().swap_remove(0),
             None => g,
         };
         adj.insert(k, s);

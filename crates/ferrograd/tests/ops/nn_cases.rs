@@ -553,7 +553,7 @@ pub fn softmax_activation_grad(name: &'static str) {
 
 #[track_caller]
 fn expect_err(name: &str, inputs: &[NDArray], params: &[(&str, AttrValue)], kind: &str, needles: &[&str]) {
-    let r = ferrograd::ops::call(name, inputs, params);
+    let r = ferrograd::call(name, inputs, params);
     let (k, msg) = match &r {
         Err(ferrograd::Error::Shape(m)) => ("shape", m),
         Err(ferrograd::Error::DType(m)) => ("dtype", m),

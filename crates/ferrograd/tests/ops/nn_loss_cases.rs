@@ -431,18 +431,18 @@ pub fn dropout(name: &'static str) {
 
 /// Gradient `g·mask` through the tape (one recorded draw), and the rule's second order.
 pub fn dropout_grad(name: &'static str) {
-    use ferrograd::autograd::{self, BackwardArgs, Entry, GradReq};
+    use ferrograd::autograd::{self, BackwardArgs, Entry, GradReq, Tracked};
     let op = build(name, &[("p", float(0.4))]);
     let mut rng = Rng::new(211);
-    let mut x = f64s(&rng.vec(200, -1.0, 1.0), &[10, 20]);
+    let mut x = Tracked::new(f64s(&rng.vec(200, -1.0, 1.0), &[10, 20]));
     x.set_entry(Some(Entry::variable(NDArray::zeros(&[10, 20], F64), GradReq::Write)));
     let (pr, pt) = (autograd::set_recording(true), autograd::set_training(true));
-    let outs = autograd::invoke(&op, std::slice::from_ref(&x)).unwrap();
+    let outs = autograd::invoke(&op, [x.clone()]).unwrap();
     autograd::set_recording(pr);
     autograd::set_training(pt);
     let v = f64s(&rng.signed(200, 0.5, 2.0), &[10, 20]);
     let args = BackwardArgs { retain_graph: false, create_graph: false, train_mode: true };
-    let g = autograd::grad(&outs[..1], &[Some(v.clone())], &[x], args).unwrap();
+    let g = autograd::grad(&outs[..1], &[Some(Tracked::new(v.clone()))], &[x], args).unwrap();
     let want: Vec<f64> = v.to_f64_vec().iter().zip(outs[1].to_f64_vec()).map(|(a, b)| a * b).collect();
     assert!(outs[1].to_f64_vec().contains(&0.0));
     check_arr("Dropout grad", &g[0], &[10, 20], F64, &want, 0.0, 0.0);

@@ -190,16 +190,16 @@ pub fn batch_norm_grad(name: &'static str) {
 #[test]
 fn batch_norm_errors() {
     let z = |s: &[usize]| NDArray::zeros(s, F32);
-    let r = ops::call("BatchNorm", &[z(&[2, 3, 4]), z(&[3]), z(&[4]), z(&[3]), z(&[3])], &[]);
+    let r = ferrograd::call("BatchNorm", &[z(&[2, 3, 4]), z(&[3]), z(&[4]), z(&[3]), z(&[3])], &[]);
     assert!(
         matches!(r, Err(Error::Shape(ref m)) if m.contains("BatchNorm") && m.contains("beta") && m.contains("(4,)") && m.contains("(2, 3, 4)")),
         "{r:?}"
     );
-    let r = ops::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3]), z(&[3]), z(&[3])], &[("axis", int(2))]);
+    let r = ferrograd::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3]), z(&[3]), z(&[3])], &[("axis", int(2))]);
     assert!(r.is_err(), "{r:?}");
-    let r = ops::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3])], &[]);
+    let r = ferrograd::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3])], &[]);
     assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("moving_mean")), "{r:?}");
-    let r = ops::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3]), z(&[3]), z(&[3])], &[("eps", float(-1.0))]);
+    let r = ferrograd::call("BatchNorm", &[z(&[2, 3]), z(&[3]), z(&[3]), z(&[3]), z(&[3])], &[("eps", float(-1.0))]);
     assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("eps")), "{r:?}");
 }
 
@@ -252,7 +252,7 @@ pub fn batch_norm_backward(name: &'static str) {
         p.push(("eps", float(eps)));
         for dt in [F64, F32] {
             let xs: Vec<NDArray> = ins.iter().map(|a| a.astype(dt)).collect();
-            let outs = ops::call(name, &xs, &p).unwrap();
+            let outs = ferrograd::call(name, &xs, &p).unwrap();
             let (rtol, atol) = if dt == F64 { (1e-10, 1e-10) } else { (1e-4, 1e-4) };
             check_arr(&format!("{name} {shape:?} dx {dt}"), &outs[0], shape, dt, &dx, rtol, atol);
             check_arr(&format!("{name} {shape:?} dgamma {dt}"), &outs[1], &[c], dt, &dg, rtol, atol);
@@ -323,7 +323,7 @@ pub fn layer_norm(name: &'static str) {
         for dt in [F64, F32] {
             for (vname, xv) in variants(&x.astype(dt)) {
                 let params = [("axis", int(axis)), ("output_mean_var", boolean(true))];
-                let outs = ops::call(name, &[xv, arr(&gamma, &[p], dt), arr(&beta, &[p], dt)], &params).unwrap();
+                let outs = ferrograd::call(name, &[xv, arr(&gamma, &[p], dt), arr(&beta, &[p], dt)], &params).unwrap();
                 let what = format!("{name} {shape:?} axis={axis} {dt} {vname}");
                 let (rtol, atol) = if dt == F64 { (1e-10, 1e-10) } else { (1e-4, 1e-4) };
                 check_arr(&what, &outs[0], shape, dt, &out, rtol, atol);
@@ -387,14 +387,14 @@ pub fn instance_norm_grad(name: &'static str) {
 #[test]
 fn layer_and_instance_norm_errors() {
     let z = |s: &[usize]| NDArray::zeros(s, F32);
-    let r = ops::call("LayerNorm", &[z(&[2, 3]), z(&[2]), z(&[3])], &[]);
+    let r = ferrograd::call("LayerNorm", &[z(&[2, 3]), z(&[2]), z(&[3])], &[]);
     assert!(
         matches!(r, Err(Error::Shape(ref m)) if m.contains("LayerNorm") && m.contains("gamma") && m.contains("(2,)")),
         "{r:?}"
     );
-    let r = ops::call("InstanceNorm", &[z(&[2, 3]), z(&[3]), z(&[3])], &[]);
+    let r = ferrograd::call("InstanceNorm", &[z(&[2, 3]), z(&[3]), z(&[3])], &[]);
     assert!(matches!(r, Err(Error::Shape(ref m)) if m.contains("InstanceNorm") && m.contains("(2, 3)")), "{r:?}");
-    let r = ops::call("LayerNorm", &[z(&[2, 3]), z(&[3]), z(&[3])], &[("axis", int(5))]);
+    let r = ferrograd::call("LayerNorm", &[z(&[2, 3]), z(&[3]), z(&[3])], &[("axis", int(5))]);
     assert!(r.is_err(), "{r:?}");
 }
 
@@ -438,9 +438,9 @@ pub fn l2_normalization(name: &'static str) {
             }
         }
     }
-    let r = ops::call(name, &[NDArray::zeros(&[2, 3], F32)], &[("mode", string("spatial"))]);
+    let r = ferrograd::call(name, &[NDArray::zeros(&[2, 3], F32)], &[("mode", string("spatial"))]);
     assert!(matches!(r, Err(Error::Shape(ref m)) if m.contains("L2Normalization") && m.contains("(2, 3)")), "{r:?}");
-    let r = ops::call(name, &[NDArray::zeros(&[2, 3], F32)], &[("mode", string("pixel"))]);
+    let r = ferrograd::call(name, &[NDArray::zeros(&[2, 3], F32)], &[("mode", string("pixel"))]);
     assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("pixel")), "{r:?}");
 }
 

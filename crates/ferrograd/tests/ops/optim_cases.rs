@@ -115,7 +115,7 @@ pub fn update(name: &'static str) {
     };
     let ins = inputs_for(name);
     let before: Vec<Vec<f64>> = ins.iter().map(NDArray::to_f64_vec).collect();
-    let out = ops::call(name, &ins, &params).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out = ferrograd::call(name, &ins, &params).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(out.len(), 1, "{name}: one output");
     assert_eq!(ins[0].to_f64_vec(), before[0], "{name}: the weight input is not written");
     for (i, (a, b)) in ins.iter().zip(&before).enumerate().skip(2) {
@@ -137,7 +137,7 @@ pub fn update(name: &'static str) {
     let again: Vec<NDArray> = before.iter().map(|v| f64s(v, &[2, 3])).collect();
     let mut attrs = Attrs::new(name);
     attrs.items = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    ops::optim::update_in_place(name, &attrs, &again).unwrap();
+    ops::optim::update_in_place(name, &attrs, &again, |_| Ok(())).unwrap();
     assert_eq!(again[0].to_f64_vec(), out[0].to_f64_vec(), "{name}: in place vs output");
 }
 
@@ -160,7 +160,7 @@ pub fn adamw(name: &'static str) {
         }
         let scale_arr = f64s(&[scale], &[1]);
         call_ins.push(if mp { scale_arr.astype(F32) } else { scale_arr });
-        let out = ops::call(name, &call_ins, &adamw_p()).unwrap();
+        let out = ferrograd::call(name, &call_ins, &adamw_p()).unwrap();
         let got = out[0].to_f64_vec();
         if scale == 0.0 {
             assert_eq!(got, w, "{name}: rescale_grad 0 skips the update");
@@ -174,7 +174,7 @@ pub fn adamw(name: &'static str) {
 pub fn lamb2(name: &'static str) {
     let w = f64s(&[3.0, 4.0], &[2]);
     let g = f64s(&[1.0, 0.0], &[2]);
-    let out = ops::call(name, &[w, g, f64s(&[5.0], &[1]), f64s(&[1.0], &[1])], &[("lr", float(0.1))]).unwrap();
+    let out = ferrograd::call(name, &[w, g, f64s(&[5.0], &[1]), f64s(&[1.0], &[1])], &[("lr", float(0.1))]).unwrap();
     check_arr(name, &out[0], &[2], F64, &[3.0 - 0.5, 4.0], 1e-12, 0.0);
 }
 
@@ -197,7 +197,7 @@ pub fn multi(name: &'static str) {
             ins.push(f64s(&w, &[2, 3]).astype(F32));
         }
     }
-    let out = ops::call(name, &ins, &multi_p()).unwrap();
+    let out = ferrograd::call(name, &ins, &multi_p()).unwrap();
     assert_eq!(out.len(), 2, "{name}: one output per weight");
     let group = ins.len() / 2;
     for (k, (lr, wd)) in [(0.1, 0.0), (0.2, 0.01)].into_iter().enumerate() {
@@ -220,7 +220,7 @@ pub fn multi_single(name: &'static str) {
     let master = f64s(&w, &[2, 3]).astype(F32);
     ins.push(master.clone());
     let params = if mom { mom_p() } else { lr_p() };
-    let out = ops::call(name, &ins, &params).unwrap();
+    let out = ferrograd::call(name, &ins, &params).unwrap();
     let g16: Vec<f64> = ins[1].to_f64_vec();
     let w32 = master.to_f64_vec();
     let want: Vec<f64> = if !mom {

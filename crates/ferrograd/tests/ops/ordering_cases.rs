@@ -2,7 +2,8 @@
 //! gradients (first and second order), and the random samplers (`_random_*`, `_sample_*`):
 //! ranges, moments, reproducibility under `seed`, parameter errors.
 
-use ferrograd::ops::{call, AttrValue};
+use ferrograd::call;
+use ferrograd::ops::AttrValue;
 use ferrograd::DType::{F32, F64, I32, I64};
 use ferrograd::{Error, NDArray};
 
@@ -61,7 +62,7 @@ pub fn topk(name: &'static str) {
                         p.push(("ret_typ", string("value")));
                         let want_vals: Vec<f64> = vals.iter().map(|&v| round_to(v, dt)).collect();
                         let ys = call(name, std::slice::from_ref(&xv), &p).unwrap();
-                        assert_eq!(ys.len(), 1, "{what}: ops::call returns only the visible values");
+                        assert_eq!(ys.len(), 1, "{what}: call returns only the visible values");
                         let all = ferrograd::ops::run(
                             build(name, &p).as_ref(),
                             &Default::default(),
@@ -280,17 +281,17 @@ fn ordering_and_random_errors() {
     assert!(matches!(&r, Err(Error::Index(m)) if m.contains("sort") && m.contains("axis 2")), "{r:?}");
     let r = call("argsort", &[NDArray::zeros(&[], F32)], &[]);
     assert!(matches!(&r, Err(Error::Shape(m)) if m.contains("argsort")), "{r:?}");
-    let r = call("_random_uniform", &[], &[("low", float(2.0)), ("high", float(1.0))]);
+    let r = call::<NDArray>("_random_uniform", &[], &[("low", float(2.0)), ("high", float(1.0))]);
     assert!(matches!(&r, Err(Error::Value(m)) if m.contains("_random_uniform")), "{r:?}");
-    let r = call("_random_uniform", &[], &[("dtype", string("int32"))]);
+    let r = call::<NDArray>("_random_uniform", &[], &[("dtype", string("int32"))]);
     assert!(matches!(&r, Err(Error::DType(_))), "{r:?}");
-    let r = call("_random_normal", &[], &[("scale", float(-1.0))]);
+    let r = call::<NDArray>("_random_normal", &[], &[("scale", float(-1.0))]);
     assert!(matches!(&r, Err(Error::Value(m)) if m.contains("_random_normal")), "{r:?}");
-    let r = call("_random_randint", &[], &[("low", int(3)), ("high", int(3))]);
+    let r = call::<NDArray>("_random_randint", &[], &[("low", int(3)), ("high", int(3))]);
     assert!(matches!(&r, Err(Error::Value(m)) if m.contains("_random_randint")), "{r:?}");
-    let r = call("_random_randint", &[], &[]);
+    let r = call::<NDArray>("_random_randint", &[], &[]);
     assert!(matches!(&r, Err(Error::Value(m)) if m.contains("low")), "{r:?}");
-    let r = call("_random_uniform", &[], &[("shape", string("(2, -3)"))]);
+    let r = call::<NDArray>("_random_uniform", &[], &[("shape", string("(2, -3)"))]);
     assert!(matches!(&r, Err(Error::Value(m)) if m.contains("shape")), "{r:?}");
     let r = call("_random_uniform", std::slice::from_ref(&x), &[]);
     assert!(matches!(&r, Err(Error::Value(m)) if m.contains("expected 0 input")), "{r:?}");

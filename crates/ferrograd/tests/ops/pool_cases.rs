@@ -1,6 +1,6 @@
 //! Pooling and its gradient ops against naive float64 loops; gradients to second order; errors.
 
-use ferrograd::ops::call;
+use ferrograd::call;
 use ferrograd::DType::{F32, F64};
 use ferrograd::{Error, NDArray};
 

@@ -2,8 +2,9 @@
 //! (`_backward_RNN`) against finite differences of the visible outputs for every mode, two layers,
 //! both directions. Full NumPy/MXNet comparisons live in the Python tests (`tests/test_rnn_op.py`).
 
+use ferrograd::call;
 use ferrograd::ops::grad::eval_grad;
-use ferrograd::ops::{self, call, Ctx, OpRef};
+use ferrograd::ops::{self, Ctx, OpRef};
 use ferrograd::{Error, NDArray};
 
 use crate::common::*;

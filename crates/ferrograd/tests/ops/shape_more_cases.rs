@@ -3,7 +3,8 @@
 //! `pick`, `batch_take`, `one_hot`, `Pad`, `diag`) against naive float64 loops, plus gradient
 //! checks (first and second order) and bad inputs.
 
-use ferrograd::ops::{call, AttrValue};
+use ferrograd::call;
+use ferrograd::ops::AttrValue;
 use ferrograd::DType::{self, F32, F64, I32, I64};
 use ferrograd::{Error, NDArray};
 

@@ -20,7 +20,7 @@ pub fn csr_dense(name: &'static str) {
     let yt = call1(name, &[data.clone(), idx.clone(), ptr.clone(), rhs_t], &params);
     // csrᵀ = [[0, 2], [1, 0], [0, 3]]
     check_arr("csrᵀ·dense", &yt, &[3, 2], DType::F64, &[6.0, 8.0, 1.0, 2.0, 9.0, 12.0], 0.0, 0.0);
-    let bad = ferrograd::ops::call(name, &[data, idx, ptr, f64s(&[1.0; 4], &[2, 2])], &[("num_cols", int(3))]);
+    let bad = ferrograd::call(name, &[data, idx, ptr, f64s(&[1.0; 4], &[2, 2])], &[("num_cols", int(3))]);
     assert!(matches!(bad, Err(ferrograd::Error::Shape(m)) if m.contains(name)));
 }
 
@@ -31,7 +31,6 @@ pub fn dense_csr(name: &'static str) {
     // [[1, 2], [3, 4]] · [[0, 1, 0], [2, 0, 3]]
     check_arr("dense·csr", &y, &[2, 3], DType::F64, &[4.0, 1.0, 6.0, 8.0, 3.0, 12.0], 0.0, 0.0);
     let out_of_bounds = arr(&[1.0, 0.0, 7.0], &[3], DType::I64);
-    let bad =
-        ferrograd::ops::call(name, &[f64s(&[1.0; 4], &[2, 2]), data, out_of_bounds, ptr], &[("num_cols", int(3))]);
+    let bad = ferrograd::call(name, &[f64s(&[1.0; 4], &[2, 2]), data, out_of_bounds, ptr], &[("num_cols", int(3))]);
     assert!(matches!(bad, Err(ferrograd::Error::Value(m)) if m.contains("outside")));
 }

@@ -437,9 +437,15 @@ impl Op for MultiUpdate {
 }
 
 /// Runs the fused update `name` writing the weight(s) themselves (as `out=weight` would, without
-/// an output array): what the optimizers call. Refused inside `autograd.record()` for a weight
-/// that is part of a recorded graph, like any in-place write.
-pub fn update_in_place(name: &str, attrs: &Attrs, inputs: &[NDArray]) -> Result<()> {
+/// an output array): what the optimizers call. `before_write(i)` runs before weight `inputs[i]` is
+/// written and may refuse the write (the autograd layer refuses a weight that is part of a recorded
+/// graph, like any in-place write).
+pub fn update_in_place(
+    name: &str,
+    attrs: &Attrs,
+    inputs: &[NDArray],
+    mut before_write: impl FnMut(usize) -> Result<()>,
+) -> Result<()> {
     let mut a = attrs.clone();
     a.op = name.to_string();
     if single_spec(name).is_some() {
@@ -447,15 +453,15 @@ pub fn update_in_place(name: &str, attrs: &Attrs, inputs: &[NDArray]) -> Result<
         crate::ops::check_arity(&op, inputs.len())?;
         let metas: Vec<Meta> = inputs.iter().map(NDArray::meta).collect();
         op.infer(&metas)?;
-        crate::autograd::check_inplace(&inputs[0], None)?;
+        before_write(0)?;
         let rule = op.bind(inputs)?;
         return update_group(op.name, &op.slots, rule, inputs, None);
     }
     let op = MultiUpdate::build(&a)?;
     let metas: Vec<Meta> = inputs.iter().map(NDArray::meta).collect();
     op.infer(&metas)?;
-    for (g, rule) in inputs.chunks(op.group).zip(&op.rules) {
-        crate::autograd::check_inplace(&g[0], None)?;
+    for (i, (g, rule)) in inputs.chunks(op.group).zip(&op.rules).enumerate() {
+        before_write(i * op.group)?;
         update_group(op.name, &op.slots, Some(*rule), g, None)?;
     }
     Ok(())
