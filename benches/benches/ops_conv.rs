@@ -64,24 +64,23 @@ fn conv(c: &mut Criterion) {
 /// Forward in training mode, recorded, then the gradients of data, gamma and beta (as
 /// `autograd.record()` + `backward()` do).
 fn batch_norm(c: &mut Criterion) {
-    use ferrograd::autograd::{self, BackwardArgs, Entry, GradReq};
+    use ferrograd::autograd::{self, BackwardArgs, Entry, GradReq, Tracked};
     let mut g = c.benchmark_group("batchnorm_32x64x32x32_f32");
     g.measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_millis(500)).sample_size(20);
     let bn = op("BatchNorm", &[("fix_gamma", AttrValue::Bool(false))]);
     let var = |x: NDArray| {
-        let mut x = x;
-        x.set_entry(Some(Entry::variable(NDArray::zeros(x.shape(), DType::F32), GradReq::Write)));
-        x
+        let grad = NDArray::zeros(x.shape(), DType::F32);
+        Tracked::with_entry(x, Some(Entry::variable(grad, GradReq::Write)))
     };
     let (x, gm, bt) = (var(data(&[32, 64, 32, 32], 4)), var(data(&[64], 5)), var(data(&[64], 6)));
-    let (mm, mv) = (NDArray::zeros(&[64], DType::F32), NDArray::ones(&[64], DType::F32));
+    let (mm, mv) = (Tracked::new(NDArray::zeros(&[64], DType::F32)), Tracked::new(NDArray::ones(&[64], DType::F32)));
     g.bench_function("forward_backward", |bch| {
         bch.iter(|| {
             let prev = (autograd::set_recording(true), autograd::set_training(true));
-            let y = autograd::invoke(&bn, &[x.clone(), gm.clone(), bt.clone(), mm.clone(), mv.clone()]).expect("fwd");
+            let y = autograd::invoke(&bn, [x.clone(), gm.clone(), bt.clone(), mm.clone(), mv.clone()]).expect("fwd");
             autograd::set_recording(prev.0);
             autograd::set_training(prev.1);
-            let head = NDArray::ones(y[0].shape(), DType::F32);
+            let head = Tracked::new(NDArray::ones(y[0].shape(), DType::F32));
             let args = BackwardArgs { retain_graph: false, create_graph: false, train_mode: true };
             autograd::grad(&y[..1], &[Some(head)], &[x.clone(), gm.clone(), bt.clone()], args).expect("bwd")
         })

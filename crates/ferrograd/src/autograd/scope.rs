@@ -48,8 +48,8 @@ impl Drop for RecordGuard {
 /// `train_mode` defaults to true), then restores both flags.
 ///
 /// ```
-/// use ferrograd::{autograd, NDArray};
-/// let mut x = NDArray::from_vec(vec![3.0f64], &[1])?;
+/// use ferrograd::{autograd, NDArray, Tracked};
+/// let mut x = Tracked::new(NDArray::from_vec(vec![3.0f64], &[1])?);
 /// x.attach_grad();
 /// let y = autograd::record(|| &x * &x)?; // y = x², recorded
 /// y.backward()?;
