@@ -6,7 +6,9 @@
 //!
 //! Run: `cargo bench -p ferrograd-benches --bench conv_report` (threads: `RAYON_NUM_THREADS`;
 //! rounds: `CONV_REPORT_ROUNDS`, default 5). The four timings of a layer are interleaved round by
-//! round and the table shows their medians, so a busy neighbour slows all four alike.
+//! round and the table shows their medians, so a busy neighbour slows all four alike. On a shared
+//! machine, `CONV_REPORT_CPU=1` with `RAYON_NUM_THREADS=1` times in the process's CPU time (Linux:
+//! the sum of `/proc/self/task/*/schedstat`), which other processes' load does not inflate.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -18,6 +20,42 @@ use ferrograd_kernels::matmul::gemm_with;
 
 /// Wall time of one call: `f` repeated for at least this long per round.
 const ROUND: Duration = Duration::from_millis(60);
+
+/// Nanoseconds of CPU time used so far by all of this process's threads (`None` off Linux).
+fn process_cpu_ns() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total += stat.split(' ').next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
+}
+
+/// Wall time, or process CPU time when asked for.
+#[derive(Clone, Copy)]
+enum Clock {
+    Wall,
+    Cpu,
+}
+
+impl Clock {
+    /// Seconds `f` takes, by this clock.
+    fn time(self, f: &mut dyn FnMut()) -> f64 {
+        match self {
+            Clock::Wall => {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            }
+            Clock::Cpu => {
+                let start = process_cpu_ns().expect("CONV_REPORT_CPU needs /proc/self/task/*/schedstat");
+                f();
+                let end = process_cpu_ns().expect("CONV_REPORT_CPU needs /proc/self/task/*/schedstat");
+                end.saturating_sub(start) as f64 * 1e-9
+            }
+        }
+    }
+}
 
 fn calls_per_round(f: &mut dyn FnMut()) -> u32 {
     f();
@@ -42,6 +80,13 @@ fn main() {
     // `cargo bench` passes `--bench`; a filter argument selects layers by name.
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let rounds: usize = std::env::var("CONV_REPORT_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
+    let clock = if std::env::var("CONV_REPORT_CPU").is_ok_and(|v| v == "1") { Clock::Cpu } else { Clock::Wall };
+    let threads = ferrograd_kernels::par::num_threads();
+    if matches!(clock, Clock::Cpu) && threads != 1 {
+        eprintln!(
+            "CONV_REPORT_CPU sums every thread's CPU time: set RAYON_NUM_THREADS=1 for times comparable to wall time"
+        );
+    }
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
@@ -49,8 +94,8 @@ fn main() {
         })
         .unwrap_or_else(|| "unknown CPU".into());
     println!(
-        "{cpu}, {} thread(s), f32, batch {BATCH}, 112² input, medians of {rounds} interleaved rounds, load average {} at start",
-        ferrograd_kernels::par::num_threads(),
+        "{cpu}, {threads} thread(s), f32, batch {BATCH}, 112² input, medians of {rounds} interleaved rounds, {}, load average {} at start",
+        if matches!(clock, Clock::Cpu) { "process CPU time" } else { "wall time" },
         load_average()
     );
     println!();
@@ -91,11 +136,12 @@ fn main() {
         let mut secs = vec![Vec::new(); passes.len()];
         for _ in 0..rounds {
             for (i, f) in passes.iter_mut().enumerate() {
-                let t = Instant::now();
-                for _ in 0..calls[i] {
-                    f();
-                }
-                secs[i].push(t.elapsed().as_secs_f64() / calls[i] as f64);
+                let total = clock.time(&mut || {
+                    for _ in 0..calls[i] {
+                        f();
+                    }
+                });
+                secs[i].push(total / calls[i] as f64);
             }
         }
         let [fwd, dgrad, wgrad, gemm] = [0, 1, 2, 3].map(|i| median(secs[i].clone()));
