@@ -169,11 +169,8 @@ pub unsafe fn gemm<T: Packed>(
     let split_rows = n < SPLIT_MIN_COLS && m > n;
     let (len, unit) = if split_rows { (m, mr) } else { (n, nr) };
     let per_thread = if split_rows { 1 } else { TASKS_PER_THREAD };
-    let units = len.div_ceil(unit);
-    let tasks = options.tasks.unwrap_or_else(|| default_threads(m, n, k) * per_thread).clamp(1, units);
-    // Task `t` takes tiles `t·units/tasks ..`: sizes differ by at most one tile and the larger
-    // ones are spread out, so rayon's halving hands each thread an equal share.
-    let bound = |t: usize| (t * units / tasks * unit).min(len);
+    let tasks = options.tasks.unwrap_or_else(|| default_threads(m, n, k) * per_thread).clamp(1, len.div_ceil(unit));
+    let bound = |t: usize| task_start(t, tasks, len, unit);
     let block = Block { kernel, mr, nr, c: SendMat(c), a: SendMat(a), b: SendMat(b), accumulate };
     let run = |t: usize| {
         let (start, size) = (bound(t), bound(t + 1) - bound(t));
@@ -199,6 +196,13 @@ pub unsafe fn gemm<T: Packed>(
         (0..tasks).for_each(run);
     }
     true
+}
+
+/// Where task `t` of `tasks` starts in `0..len` (and `t = tasks` ends): at whole `unit`s, task
+/// sizes differing by at most one unit and the larger ones spread out, so rayon's halving of the
+/// task range hands each thread an equal share (a short last block would not).
+fn task_start(t: usize, tasks: usize, len: usize, unit: usize) -> usize {
+    (t * len.div_ceil(unit) / tasks * unit).min(len)
 }
 
 /// Outputs narrower than this are split over threads by rows.
@@ -358,4 +362,28 @@ fn aligned<T: Default + Clone>(buf: &mut Vec<T>, len: usize) -> *mut T {
     let off = buf.as_ptr().align_offset(64).min(slack);
     // SAFETY: off ≤ slack, so `off + len` ≤ buf.len().
     unsafe { buf.as_mut_ptr().add(off) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::task_start;
+
+    #[test]
+    fn tasks_cover_c_in_near_equal_tile_ranges() {
+        for (len, unit) in [(784usize, 32usize), (512, 32), (147, 32), (3136, 32), (576, 8), (1, 8), (130, 6)] {
+            for tasks in 1..=len.div_ceil(unit) {
+                let starts: Vec<usize> = (0..=tasks).map(|t| task_start(t, tasks, len, unit)).collect();
+                assert_eq!((starts[0], starts[tasks]), (0, len));
+                let sizes: Vec<usize> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+                assert!(starts[..tasks].iter().all(|s| s % unit == 0), "{len}/{unit}/{tasks}: {starts:?}");
+                let units: Vec<usize> = sizes.iter().map(|s| s.div_ceil(unit)).collect();
+                let (lo, hi) = (units.iter().min().unwrap(), units.iter().max().unwrap());
+                assert!(*lo >= 1 && hi - lo <= 1, "{len}/{unit}/{tasks}: {sizes:?}");
+            }
+        }
+        // Six tasks on 784 columns: each half of the range (one per thread under rayon's split)
+        // gets 12 or 13 of the 25 tiles, not 10 and 15.
+        let half = |tasks: usize| task_start(tasks / 2, tasks, 784, 32);
+        assert_eq!(half(6), 384);
+    }
 }
