@@ -56,7 +56,10 @@ fn windows(g: &Geom) -> Vec<(Vec<usize>, usize)> {
     res
 }
 
-const CASES: &[([usize; 3], [usize; 3], [usize; 3], [usize; 3], usize)] = &[
+/// (input, kernel, stride, pad, planes).
+type Case = ([usize; 3], [usize; 3], [usize; 3], [usize; 3], usize);
+
+const CASES: &[Case] = &[
     // (input, kernel, stride, pad, planes): ResNet's stem max pool, the demo CNN's small maps,
     // a global pool, 1-D and 3-D problems, planes enough to go parallel.
     ([1, 56, 56], [1, 3, 3], [1, 2, 2], [0, 1, 1], 96),
