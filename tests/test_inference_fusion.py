@@ -207,3 +207,20 @@ def test_output_mean_var_chain_keeps_its_statistics(monkeypatch):
     plain.forward(is_train=False)
     for a, b in zip(fused.outputs, plain.outputs, strict=True):
         np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+def test_a_monitor_sees_every_output_inside_a_fused_chain(monkeypatch):
+    net = small_net()
+    exe = bind(net, monkeypatch, fused=True)
+    reference = bind(net, monkeypatch, fused=False)
+    seen = {}
+    exe.set_monitor_callback(lambda name, arr: seen.__setitem__(name, arr.asnumpy()))
+    exe.forward(is_train=False)
+    reference.forward(is_train=False)
+    for name in ("c1_conv_output", "c1_bn_output", "dw_bn_output", "pw_bn_output"):
+        assert name in seen, sorted(seen)
+    np.testing.assert_array_equal(seen["fc_output"], reference.outputs[0].asnumpy())
+    # Without the monitor the executor runs fused again, with the same result.
+    exe.set_monitor_callback(None)
+    exe.forward(is_train=False)
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), reference.outputs[0].asnumpy())

@@ -404,6 +404,11 @@ impl Executor {
         self.fuse_inference = on;
     }
 
+    /// Whether inference fusion is on (see [`Executor::set_inference_fusion`]).
+    pub fn inference_fusion(&self) -> bool {
+        self.fuse_inference
+    }
+
     /// The number of chains an inference forward runs fused.
     pub fn num_fused_chains(&self) -> usize {
         if self.fuse_inference {
