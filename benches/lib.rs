@@ -1,1 +1,3 @@
-//! Benchmarks live in `benches/`; this crate has no library code.
+//! Shared inputs of the benchmarks in `benches/` (the benches themselves live there).
+
+pub mod resnet;

@@ -2,7 +2,8 @@
 """ferrograd's GEMM (``nd.dot``) against PyTorch's ``torch.mm`` on the shapes that matter.
 
 Usage: ``python benches/python/gemm.py [--threads N] [--dtype float32|float64] [--rounds R]
-[--only PATTERN] [--markdown]``. Run it with a Python that has both ferrograd and PyTorch, e.g.
+[--only PATTERN] [--markdown] [--cpu-time]``. Run it with a Python that has both ferrograd and
+PyTorch, e.g.
 ``PYTHONPATH=python /opt/torchenv/bin/python benches/python/gemm.py --threads 2``.
 
 The shapes are an MLP's layers (784→512→512, batch 128: forward, data and weight gradients) and
@@ -11,6 +12,9 @@ ResNet-18's convolutions lowered to GEMM at batch 8, 112×112 (the M, N, K that
 gradient ``dy·colsᵀ``). Both libraries see the same strided operands: a transposed operand is a
 transposed view, never a copy. Rounds are interleaved (ferrograd, PyTorch, ferrograd, ...), each
 block after a pause that lets the other library's threads go idle; the table shows medians.
+On a shared machine, ``--threads 1 --cpu-time`` times each call in the process's CPU time
+(one computing thread each, so CPU time is compute time), which other processes' load does
+not inflate.
 """
 
 from __future__ import annotations
@@ -77,7 +81,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", default=None, help="regex on the shape label")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time in process CPU time (needs --threads 1)")
     args = ap.parse_args()
+    if args.cpu_time and args.threads != 1:
+        ap.error("--cpu-time sums all threads: use it with --threads 1")
+    timer = time.process_time if args.cpu_time else time.perf_counter
 
     os.environ["RAYON_NUM_THREADS"] = str(args.threads)
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
@@ -107,8 +116,11 @@ def main() -> None:
             "ferrograd": timeit.Timer(
                 "dot(fa, fb, transpose_a=ta, transpose_b=tb).wait_to_read()",
                 globals={"dot": mx.nd.dot, "fa": fa, "fb": fb, "ta": ta, "tb": tb},
+                timer=timer,
             ),
-            "torch": timeit.Timer("mm(a, b)", globals={"mm": torch.mm, "a": ta_v, "b": tb_v}),
+            "torch": timeit.Timer(
+                "mm(a, b)", globals={"mm": torch.mm, "a": ta_v, "b": tb_v}, timer=timer
+            ),
         }
         loops = {fw: loops_for(t) for fw, t in timers.items()}
         samples = {fw: [] for fw in timers}
@@ -136,6 +148,7 @@ def main() -> None:
         print()
         print(f"{cpu_model()}, {args.threads} thread(s), {args.dtype}, "
               f"PyTorch {torch.__version__}, medians of {args.rounds} interleaved rounds, "
+              f"{'process CPU time' if args.cpu_time else 'wall time'}, "
               f"load average {os.getloadavg()[0]:.1f}")
         print()
         print("| shape | M×K×N | op | ferrograd µs | GFLOP/s | PyTorch µs | GFLOP/s | ratio |")

@@ -11,7 +11,9 @@ SGD update of every parameter (the fused ``sgd_update`` when it exists); inferen
 with ``is_train=False``. PyTorch runs torchvision's equivalent with ``CrossEntropyLoss`` and
 ``torch.optim.SGD``. Rounds alternate between the frameworks, with a pause before each block so
 the other library's idle threads are asleep; the medians are reported with their ratio
-(ferrograd / PyTorch: below 1 is faster).
+(ferrograd / PyTorch: below 1 is faster). ``--ab-fusion`` adds a third side to the inference
+rows: ferrograd with the inference fusion off (``FERROGRAD_INFERENCE_FUSION=0`` at bind), so the
+fusion's gain is measured in the same process, interleaved.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def cpu_name() -> str:
 class FerrogradModel:
     """A zoo model bound on an Executor for training and for inference."""
 
-    def __init__(self, name: str, batch: int, size: int):
+    def __init__(self, name: str, batch: int, size: int, ab_fusion: bool = False):
         import ferrograd as mx
         from ferrograd.gluon.model_zoo import vision
 
@@ -65,6 +67,16 @@ class FerrogradModel:
         req = {n: ("null" if n in shapes else "write") for n in out.list_arguments()}
         self.train = out.simple_bind(mx.cpu(), grad_req=req, **shapes)
         self.infer = out.simple_bind(mx.cpu(), grad_req="null", shared_exec=self.train, **shapes)
+        self.infer_unfused = None
+        if ab_fusion:
+            saved = os.environ.get("FERROGRAD_INFERENCE_FUSION")
+            os.environ["FERROGRAD_INFERENCE_FUSION"] = "0"
+            self.infer_unfused = out.simple_bind(mx.cpu(), grad_req="null", shared_exec=self.train,
+                                                 **shapes)
+            if saved is None:
+                del os.environ["FERROGRAD_INFERENCE_FUSION"]
+            else:
+                os.environ["FERROGRAD_INFERENCE_FUSION"] = saved
         rng = np.random.default_rng(0)
         for n, arr in self.train.arg_dict.items():
             if n == "softmax_label":
@@ -91,6 +103,10 @@ class FerrogradModel:
     def inference(self):
         self.infer.forward(is_train=False)
         self.infer.outputs[0].wait_to_read()
+
+    def inference_unfused(self):
+        self.infer_unfused.forward(is_train=False)
+        self.infer_unfused.outputs[0].wait_to_read()
 
 
 class TorchModel:
@@ -123,7 +139,8 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
-def run(models: list, batch: int, size: int, rounds: int, threads: int | None) -> list:
+def run(models: list, batch: int, size: int, rounds: int, threads: int | None,
+        ab_fusion: bool = False) -> list:
     try:
         import torch
         import torchvision  # noqa: F401
@@ -135,12 +152,14 @@ def run(models: list, batch: int, size: int, rounds: int, threads: int | None) -
     requested = size
     for name in models:
         size = max(requested, MIN_SIZE.get(name, 0))
-        fg = FerrogradModel(name, batch, size)
+        fg = FerrogradModel(name, batch, size, ab_fusion)
         th = TorchModel(torch, MODELS[name], batch, size) if torch is not None else None
         for task in ("train_step", "inference"):
             sides = {"ferrograd": getattr(fg, task)}
             if th is not None:
                 sides["torch"] = getattr(th, task)
+            if ab_fusion and task == "inference":
+                sides["unfused"] = fg.inference_unfused
             for fn in sides.values():  # warm-up: allocation, packing, first-touch
                 fn()
                 fn()
@@ -154,12 +173,15 @@ def run(models: list, batch: int, size: int, rounds: int, threads: int | None) -
             rows.append({"model": name, "task": task, "batch": batch, "size": size,
                          "ferrograd_ms": med["ferrograd"] * 1e3,
                          "torch_ms": med["torch"] * 1e3 if "torch" in med else None,
-                         "ratio": ratio})
+                         "ratio": ratio,
+                         "unfused_ms": med["unfused"] * 1e3 if "unfused" in med else None})
             shown = f"{ratio:5.2f}x" if ratio is not None else "  n/a"
             torch_ms = f"{med['torch'] * 1e3:9.1f}" if "torch" in med else "      n/a"
             fg_ms = med["ferrograd"] * 1e3
+            unfused = (f"  unfused {med['unfused'] * 1e3:7.1f} ms (fused/unfused "
+                       f"{med['ferrograd'] / med['unfused']:.3f})" if "unfused" in med else "")
             print(f"{name:18s} {task:11s} b{batch} {size}^2  ferrograd {fg_ms:9.1f} ms"
-                  f"  PyTorch {torch_ms} ms  ratio {shown}", flush=True)
+                  f"  PyTorch {torch_ms} ms  ratio {shown}{unfused}", flush=True)
     return rows
 
 
@@ -195,6 +217,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=None,
                     help="threads for PyTorch (default: its own)")
     ap.add_argument("--json", default=None, help="write the rows and the machine to this file")
+    ap.add_argument("--ab-fusion", action="store_true",
+                    help="also time inference with the Conv-BN-activation fusion off")
     ap.add_argument("--profile", action="store_true",
                     help="instead: ferrograd's time per operator type (mx.profiler)")
     args = ap.parse_args(argv)
@@ -202,14 +226,16 @@ def main(argv=None) -> int:
     unknown = [m for m in models if m not in MODELS]
     if unknown:
         ap.error(f"unknown models {unknown}; known: {sorted(MODELS)}")
-    print(f"# {cpu_name()}, {os.cpu_count()} logical CPUs, Python {sys.version.split()[0]}")
+    print(f"# {cpu_name()}, {os.cpu_count()} logical CPUs, Python {sys.version.split()[0]}, "
+          f"load average {os.getloadavg()[0]:.2f}")
     if args.profile:
         profile(models, args.batch, args.size)
         return 0
-    rows = run(models, args.batch, args.size, args.rounds, args.threads)
+    rows = run(models, args.batch, args.size, args.rounds, args.threads, args.ab_fusion)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cpu": cpu_name(), "rows": rows}, f, indent=1)
+            json.dump({"cpu": cpu_name(), "load_average": os.getloadavg(), "rows": rows}, f,
+                      indent=1)
     return 0
 
 

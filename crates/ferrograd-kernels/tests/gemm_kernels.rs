@@ -20,6 +20,8 @@ enum Store {
     Strided,
     /// Transposed with rows walked backwards (negative column stride) and padding.
     ReversedTransposed,
+    /// Stored as its transpose with 3 unused slots after each column (unit row stride).
+    TransposedPadded,
 }
 
 const STORES: [Store; 4] = [Store::RowMajor, Store::Transposed, Store::Strided, Store::ReversedTransposed];
@@ -36,6 +38,7 @@ fn store<T: Element>(m: &[T], r: usize, c: usize, how: Store) -> (Vec<T>, (usize
             let ld = r + 2;
             (ld * c + 1, (1 + (c - 1) * ld, 1, -(ld as isize)))
         }
+        Store::TransposedPadded => ((r + 3) * c + 2, (2, 1, (r + 3) as isize)),
     };
     let mut buf = vec![T::from_f64(f64::NAN); len];
     for i in 0..r {
@@ -159,6 +162,36 @@ fn every_layout_pair_and_beta_on_one_shape() {
     check_shape::<f64>(&mut rng, (37, 300, 530), &configs);
 }
 
+/// Column-major operands go through the tiled transposing pack (8×8 for f32, 4×4 for f64):
+/// depths and widths just under, at and over the tile and panel sizes, padded and reversed
+/// columns, both kernels and both orientations (so A's and B's packs both transpose).
+#[test]
+fn transposing_packs_on_tile_edges() {
+    let mut rng = Rng::new(186);
+    let mut configs = Vec::new();
+    for (sa, sb) in [
+        (Store::RowMajor, Store::TransposedPadded),
+        (Store::RowMajor, Store::Transposed),
+        (Store::TransposedPadded, Store::TransposedPadded),
+        (Store::RowMajor, Store::ReversedTransposed),
+    ] {
+        for isa in isas() {
+            for swap in [false, true] {
+                configs.push((
+                    sa,
+                    sb,
+                    swap,
+                    Options { isa: Some(isa), tasks: Some(1 + swap as usize), swap: Some(swap) },
+                ));
+            }
+        }
+    }
+    for (m, k, n) in [(3, 8, 8), (9, 7, 31), (13, 9, 33), (8, 16, 16), (25, 31, 65), (17, 257, 40), (6, 4, 5)] {
+        check_shape::<f32>(&mut rng, (m, k, n), &configs);
+        check_shape::<f64>(&mut rng, (m, k, n), &configs);
+    }
+}
+
 /// The same bits for 1..=7 tasks, both orientations and both kernels: each output element is
 /// one fixed sum, whatever the split.
 fn check_bitwise<T: GemmElement>(seed: u64, (m, k, n): (usize, usize, usize)) {
@@ -166,7 +199,9 @@ fn check_bitwise<T: GemmElement>(seed: u64, (m, k, n): (usize, usize, usize)) {
     let a: Vec<T> = rng.vec(m * k, -1.0, 1.0);
     let b: Vec<T> = rng.vec(k * n, -1.0, 1.0);
     let c0: Vec<T> = rng.vec(m * n, -1.0, 1.0);
-    for (sa, sb) in [(Store::RowMajor, Store::RowMajor), (Store::Transposed, Store::Strided)] {
+    for (sa, sb) in
+        [(Store::RowMajor, Store::RowMajor), (Store::Transposed, Store::Strided), (Store::RowMajor, Store::Transposed)]
+    {
         for accumulate in [false, true] {
             let base =
                 run((m, k, n), &a, &b, (sa, sb), &c0, accumulate, Options { tasks: Some(1), ..Options::default() });

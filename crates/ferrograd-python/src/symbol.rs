@@ -332,7 +332,8 @@ pub struct PyExecutor {
 #[pymethods]
 impl PyExecutor {
     /// Runs the forward schedule. `monitor(name, array)` sees every op output (the GIL is then
-    /// held throughout, since the callback is Python).
+    /// held throughout, since the callback is Python); inference fusion is off for that run, so
+    /// the monitor sees the values inside fused chains too.
     #[pyo3(signature = (is_train, monitor=None))]
     fn forward(&self, py: Python<'_>, is_train: bool, monitor: Option<Bound<'_, PyAny>>) -> PyResult<()> {
         match monitor {
@@ -341,6 +342,8 @@ impl PyExecutor {
             Some(cb) => {
                 let mut failure: Option<PyErr> = None;
                 let mut exe = self.inner.lock();
+                let fused = exe.inference_fusion();
+                exe.set_inference_fusion(false);
                 let r = enter_with_gil(py, || {
                     exe.forward(is_train, &mut |name, arr| {
                         if failure.is_none() {
@@ -350,6 +353,7 @@ impl PyExecutor {
                         }
                     })
                 });
+                exe.set_inference_fusion(fused);
                 match failure {
                     Some(e) => Err(e),
                     None => r,

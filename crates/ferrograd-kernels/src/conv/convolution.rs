@@ -9,7 +9,7 @@
 //! summation order fixed, so results are bitwise identical for any thread count.
 
 use super::depthwise::{depthwise_backward, depthwise_forward, is_depthwise};
-use super::Geom;
+use super::{for_plane_chunks, Geom};
 use crate::element::Element;
 use crate::matmul::{gemm, GemmElement};
 use crate::par::{self, Cost};
@@ -241,67 +241,132 @@ fn scatter_batch<T: Element>(batched: &[T], f: usize, p: usize, images: usize, d
     });
 }
 
+/// Element types with per-thread scratch for the forward's im2col columns and batched output,
+/// kept across calls: a forward allocates and zeroes nothing once they have grown (every
+/// element used is overwritten before it is read).
+pub trait ConvScratch: Element {
+    fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>, &mut Vec<Self>) -> R) -> R;
+}
+
+macro_rules! impl_conv_scratch {
+    ($t:ty) => {
+        impl ConvScratch for $t {
+            fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>, &mut Vec<Self>) -> R) -> R {
+                thread_local! {
+                    static SCRATCH: std::cell::RefCell<(Vec<$t>, Vec<$t>)> =
+                        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+                }
+                SCRATCH.with(|cell| match cell.try_borrow_mut() {
+                    Ok(mut bufs) => {
+                        let (a, b) = &mut *bufs;
+                        f(a, b)
+                    }
+                    // Re-entered on this thread (a rayon worker running another batch while it
+                    // waits): fresh buffers for the nested call.
+                    Err(_) => f(&mut Vec::new(), &mut Vec::new()),
+                })
+            }
+        }
+    };
+}
+impl_conv_scratch!(f32);
+impl_conv_scratch!(f64);
+
+/// The first `n` elements of `buf`, growing it (zero-filled) when shorter.
+fn grown<T: Element>(buf: &mut Vec<T>, n: usize) -> &mut [T] {
+    if buf.len() < n {
+        buf.resize(n, T::zero());
+    }
+    &mut buf[..n]
+}
+
 /// Forward convolution: `y (n, f, out...) = conv(x (n, c, in...), w) (+ bias)`.
-pub fn conv_forward<T: GemmElement + std::ops::AddAssign + std::ops::Mul<Output = T>>(
+pub fn conv_forward<T: GemmElement + ConvScratch + std::ops::AddAssign + std::ops::Mul<Output = T>>(
     s: &ConvShape,
     x: &[T],
     w: &[T],
     bias: Option<&[T]>,
     y: &mut [T],
 ) {
+    conv_forward_then(s, x, w, bias, y, &|_, _| {})
+}
+
+/// [`conv_forward`], then `epilogue(filter, plane)` on every output plane of each batch as soon
+/// as the batch is written (while it is in cache): a following per-channel map (an inference
+/// BatchNorm's affine and an activation) without a pass of its own over the output.
+pub fn conv_forward_then<T, E>(s: &ConvShape, x: &[T], w: &[T], bias: Option<&[T]>, y: &mut [T], epilogue: &E)
+where
+    T: GemmElement + ConvScratch + std::ops::AddAssign + std::ops::Mul<Output = T>,
+    E: Fn(usize, &mut [T]) + Sync + Send,
+{
     let (xin, yout, bi) = (s.image_in(), s.image_out(), s.batch_images());
     if s.n == 0 || yout == 0 {
         return;
     }
     if is_depthwise(s) {
-        return depthwise_forward(s, x, w, bias, y);
+        return depthwise_forward(s, x, w, bias, y, epilogue);
     }
     let mut batches: Vec<(usize, &mut [T])> = y.chunks_mut(bi * yout).enumerate().collect();
     s.run_batches(&mut batches, |(b, ys)| {
         let images = ys.len() / yout;
-        forward_batch(s, &x[*b * bi * xin..][..images * xin], w, bias, ys, images)
+        forward_batch(s, &x[*b * bi * xin..][..images * xin], w, bias, ys, images, epilogue)
     });
 }
 
-/// One batch of [`conv_forward`]: `images` consecutive images `xs` → `ys`.
-fn forward_batch<T: GemmElement + std::ops::AddAssign>(
+/// One batch of [`conv_forward_then`]: `images` consecutive images `xs` → `ys`.
+fn forward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign, E: Fn(usize, &mut [T]) + Sync + Send>(
     s: &ConvShape,
     xs: &[T],
     w: &[T],
     bias: Option<&[T]>,
     ys: &mut [T],
     images: usize,
+    epilogue: &E,
 ) {
     let (p, ck, fg) = (s.g.out_plane(), s.cg_k(), s.fg());
     let ld = images * p;
-    let mut cols = Vec::new();
-    let cols_ref: &[T] = if s.g.trivial() && images == 1 {
-        xs
-    } else {
-        cols.resize(s.rows() * ld, T::zero());
-        fill_cols(s, xs, images, &mut cols);
-        &cols
-    };
-    // One image's output already has the batched layout: the GEMM writes it in place.
-    let mut ybuf = Vec::new();
-    let target: &mut [T] = if images == 1 {
-        &mut *ys
-    } else {
-        ybuf.resize(s.f * ld, T::zero());
-        &mut ybuf
-    };
-    for_groups(target, s.groups, fg * ck * ld, |gi, out| {
-        gemm(fg, ld, ck, w, (gi * fg * ck, ck as isize, 1), cols_ref, (gi * ck * ld, ld as isize, 1), out, false)
-    });
-    if images > 1 {
-        scatter_batch(&ybuf, s.f, p, images, ys);
-    }
-    if let Some(b) = bias {
-        for (i, row) in ys.chunks_mut(p).enumerate() {
-            let bv = b[i % s.f];
-            row.iter_mut().for_each(|v| *v += bv);
+    T::with_scratch(|cols, ybuf| {
+        let cols_ref: &[T] = if s.g.trivial() && images == 1 {
+            xs
+        } else {
+            let cols = grown(cols, s.rows() * ld);
+            fill_cols(s, xs, images, cols);
+            cols
+        };
+        let product = |target: &mut [T]| {
+            for_groups(target, s.groups, fg * ck * ld, |gi, out| {
+                gemm(
+                    fg,
+                    ld,
+                    ck,
+                    w,
+                    (gi * fg * ck, ck as isize, 1),
+                    cols_ref,
+                    (gi * ck * ld, ld as isize, 1),
+                    out,
+                    false,
+                )
+            })
+        };
+        // One image's output already has the batched layout: the GEMM writes it in place.
+        if images == 1 {
+            product(ys);
+        } else {
+            let batched = grown(ybuf, s.f * ld);
+            product(batched);
+            scatter_batch(batched, s.f, p, images, ys);
         }
-    }
+    });
+    for_plane_chunks(ys, p, p, Cost::Light, |first, planes| {
+        for (i, row) in planes.chunks_mut(p).enumerate() {
+            let f = (first + i) % s.f;
+            if let Some(b) = bias {
+                let bv = b[f];
+                row.iter_mut().for_each(|v| *v += bv);
+            }
+            epilogue(f, row);
+        }
+    });
 }
 
 /// One batch's share of a backward pass: its index, its data-gradient images, its weight-gradient

@@ -77,13 +77,12 @@ fn axpy_strided<T: Element + std::ops::AddAssign + std::ops::Mul<Output = T>>(
 }
 
 /// Forward: `y (n, f, out...)` from `x (n, c, in...)` and `w (f, 1, k...)` (+ bias).
-pub fn depthwise_forward<T: Element + std::ops::AddAssign + std::ops::Mul<Output = T>>(
-    s: &ConvShape,
-    x: &[T],
-    w: &[T],
-    bias: Option<&[T]>,
-    y: &mut [T],
-) {
+/// `epilogue(filter, plane)` runs on each output plane once it is complete.
+pub fn depthwise_forward<T, E>(s: &ConvShape, x: &[T], w: &[T], bias: Option<&[T]>, y: &mut [T], epilogue: &E)
+where
+    T: Element + std::ops::AddAssign + std::ops::Mul<Output = T>,
+    E: Fn(usize, &mut [T]) + Sync + Send,
+{
     let (p, plane, ks, mult) = (s.g.out_plane(), s.g.in_plane(), s.g.ksize(), s.f / s.groups);
     let taps = taps(s);
     let mut planes: Vec<(usize, &mut [T])> = y.chunks_mut(p.max(1)).enumerate().collect();
@@ -98,6 +97,7 @@ pub fn depthwise_forward<T: Element + std::ops::AddAssign + std::ops::Mul<Output
                     axpy_strided(&mut yp[yo..], &xc[xi..], wv, (lo, hi), s.g.s[2], tap.off[2]);
                 });
             }
+            epilogue(f, yp);
         }
     });
 }

@@ -8,7 +8,7 @@ mod depthwise;
 mod pool;
 mod stats;
 
-pub use convolution::{conv_backward, conv_forward, ConvShape};
+pub use convolution::{conv_backward, conv_forward, conv_forward_then, ConvScratch, ConvShape};
 pub use pool::{pool_forward, pool_linear_backward, pool_max_backward, pool_max_gather, PoolFloat, PoolKind};
 pub use stats::{channel_affine, channel_affine2, channel_dot, norm_stats};
 
@@ -38,5 +38,34 @@ impl Geom {
     /// im2col is the identity (1x1 kernel, stride 1, no padding).
     fn trivial(&self) -> bool {
         self.k == [1, 1, 1] && self.s == [1, 1, 1] && self.p == [0, 0, 0]
+    }
+}
+
+/// Calls `f(first_plane, chunk)` over `out` cut into whole planes of `plane` elements, on the
+/// calling thread unless the planes' work (`work` elements each, at `cost`) makes rayon pay.
+/// Chunks depend only on the problem size and every output belongs to one task, so results do
+/// not depend on the thread count.
+pub(crate) fn for_plane_chunks<T: Send>(
+    out: &mut [T],
+    plane: usize,
+    work: usize,
+    cost: crate::par::Cost,
+    f: impl Fn(usize, &mut [T]) + Sync + Send,
+) {
+    use crate::par;
+    let planes = out.len() / plane.max(1);
+    if planes < 2 || !par::is_parallel(planes.saturating_mul(work), cost) {
+        f(0, out);
+        return;
+    }
+    let per = (par::CHUNK_ELEMS / work.max(1)).clamp(1, planes);
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        out.par_chunks_mut(per * plane).enumerate().for_each(|(i, c)| f(i * per, c));
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        out.chunks_mut(per * plane).enumerate().for_each(|(i, c)| f(i * per, c));
     }
 }

@@ -1,12 +1,9 @@
 //! Pooling over NC(D)(H)W planes: max, average (with or without padding in the divisor), sum and
 //! Lp, forward and backward, parallel over planes.
 
-use super::Geom;
+use super::{for_plane_chunks, Geom};
 use crate::element::Element;
-use crate::par::{self, Cost};
-
-/// Two input planes and one output plane.
-type PlanePair<'a, T> = ((&'a [T], &'a [T]), &'a mut [T]);
+use crate::par::Cost;
 
 /// Float element types the pooling kernels run on.
 pub trait PoolFloat:
@@ -34,60 +31,124 @@ pub enum PoolKind {
     Lp(f64),
 }
 
+/// One axis of output position `o`'s window: `[lo, hi)` clamped to the input (`lo == hi` when
+/// empty) and the window's extent inside the padded input (MXNet's `count_include_pad` divisor).
+#[inline(always)]
+fn axis_window(g: &Geom, axis: usize, o: usize) -> (usize, usize, usize) {
+    let (n, p) = (g.inp[axis], g.p[axis]);
+    let start = (o * g.s[axis]) as isize - p as isize;
+    let end = (start + g.k[axis] as isize).min((n + p) as isize);
+    let lo = start.max(0) as usize;
+    let hi = (end.max(0) as usize).min(n).max(lo);
+    (lo, hi, (end - start).max(0) as usize)
+}
+
 /// Calls `f(o, lo, hi, padded_area)` for every output position `o` of a plane: the window is
 /// `[lo, hi)` per axis clamped to the input; `padded_area` counts the window inside the padded
-/// input (MXNet's divisor with `count_include_pad`).
-#[inline]
+/// input (MXNet's divisor with `count_include_pad`). The outer axes' windows are computed once
+/// per row, so the per-output cost is one axis' bounds.
+#[inline(always)]
 fn for_windows(g: &Geom, mut f: impl FnMut(usize, [usize; 3], [usize; 3], usize)) {
     let mut o = 0;
     for zo in 0..g.out[0] {
+        let (zlo, zhi, za) = axis_window(g, 0, zo);
         for yo in 0..g.out[1] {
+            let (ylo, yhi, ya) = axis_window(g, 1, yo);
             for xo in 0..g.out[2] {
-                let pos = [zo, yo, xo];
-                let (mut lo, mut hi, mut area) = ([0; 3], [0; 3], 1);
-                for i in 0..3 {
-                    let start = (pos[i] * g.s[i]) as isize - g.p[i] as isize;
-                    let end = (start + g.k[i] as isize).min((g.inp[i] + g.p[i]) as isize);
-                    area *= (end - start).max(0) as usize;
-                    lo[i] = start.max(0) as usize;
-                    hi[i] = (end.max(0) as usize).min(g.inp[i]).max(lo[i]);
-                }
-                f(o, lo, hi, area);
+                let (xlo, xhi, xa) = axis_window(g, 2, xo);
+                f(o, [zlo, ylo, xlo], [zhi, yhi, xhi], za * ya * xa);
                 o += 1;
             }
         }
     }
 }
 
-/// Calls `f(i)` for every input position `i` of the window `[lo, hi)`.
-#[inline]
-fn for_positions(g: &Geom, lo: [usize; 3], hi: [usize; 3], mut f: impl FnMut(usize)) {
+/// Calls `f(row)` for every input row `x[row + lo[2] .. row + hi[2]]` of the window `[lo, hi)`.
+#[inline(always)]
+fn for_rows(g: &Geom, lo: [usize; 3], hi: [usize; 3], mut f: impl FnMut(usize)) {
     for z in lo[0]..hi[0] {
         for y in lo[1]..hi[1] {
-            let row = (z * g.inp[1] + y) * g.inp[2];
-            for x in lo[2]..hi[2] {
-                f(row + x);
-            }
+            f((z * g.inp[1] + y) * g.inp[2]);
         }
     }
 }
 
-/// Index of the first maximum in the window (`None` for an empty window).
-#[inline]
+/// Calls `f(i)` for every input position `i` of the window `[lo, hi)`.
+#[inline(always)]
+fn for_positions(g: &Geom, lo: [usize; 3], hi: [usize; 3], mut f: impl FnMut(usize)) {
+    for_rows(g, lo, hi, |row| (row + lo[2]..row + hi[2]).for_each(&mut f));
+}
+
+/// Index of the first maximum in the window, in row-major order (`None` for an empty window).
+/// A NaN first element stays the maximum (nothing compares greater), later NaNs are skipped.
+#[inline(always)]
 fn argmax<T: PoolFloat>(x: &[T], g: &Geom, lo: [usize; 3], hi: [usize; 3]) -> Option<usize> {
-    let mut best: Option<(usize, T)> = None;
-    for_positions(g, lo, hi, |i| {
-        let v = x[i];
-        match best {
-            Some((_, b)) => {
-                if v > b {
-                    best = Some((i, v));
-                }
+    if (0..3).any(|i| lo[i] >= hi[i]) {
+        return None;
+    }
+    let first = (lo[0] * g.inp[1] + lo[1]) * g.inp[2] + lo[2];
+    let (mut best, mut bv) = (first, x[first]);
+    for_rows(g, lo, hi, |row| {
+        for (i, &v) in x[row + lo[2]..row + hi[2]].iter().enumerate() {
+            if v > bv {
+                (best, bv) = (row + lo[2] + i, v);
             }
-            None => best = Some((i, v)),
         }
     });
-    best.map(|(i, _)| i)
+    Some(best)
+}
+
+/// A 2-D (or 1-D) problem: no depth axis, so windows are rows of one plane.
+fn is_2d(g: &Geom) -> bool {
+    g.inp[0] == 1 && g.out[0] == 1 && g.k[0] == 1 && g.p[0] == 0
+}
+
+/// A 2-D window: rows `y`, columns `x` (half-open, clamped to the input), and its extent inside
+/// the padded input.
+#[derive(Clone, Copy)]
+struct Win2 {
+    y: (usize, usize),
+    x: (usize, usize),
+    area: usize,
+}
+
+/// Calls `f(o, window)` for every output `o` of a 2-D plane, in order.
+#[inline(always)]
+fn for_windows_2d(g: &Geom, mut f: impl FnMut(usize, Win2)) {
+    let ow = g.out[2];
+    for yo in 0..g.out[1] {
+        let (ylo, yhi, ya) = axis_window(g, 1, yo);
+        for xo in 0..ow {
+            let (xlo, xhi, xa) = axis_window(g, 2, xo);
+            f(yo * ow + xo, Win2 { y: (ylo, yhi), x: (xlo, xhi), area: ya * xa });
+        }
+    }
+}
+
+/// The first maximum of a nonempty 2-D window of plane `xs` (row width `w`), in row-major order.
+#[inline(always)]
+fn argmax_2d<T: PoolFloat>(xs: &[T], w: usize, win: Win2) -> usize {
+    let first = win.y.0 * w + win.x.0;
+    let (mut best, mut bv) = (first, xs[first]);
+    for y in win.y.0..win.y.1 {
+        let start = y * w + win.x.0;
+        for (i, &v) in xs[start..y * w + win.x.1].iter().enumerate() {
+            if v > bv {
+                (best, bv) = (start + i, v);
+            }
+        }
+    }
+    best
+}
+
+fn is_empty_2d(win: Win2) -> bool {
+    win.y.0 >= win.y.1 || win.x.0 >= win.x.1
+}
+
+/// [`scale`] of a 2-D window.
+#[inline(always)]
+fn scale_2d<T: PoolFloat>(kind: PoolKind, win: Win2) -> T {
+    scale(kind, [0, win.y.0, win.x.0], [1, win.y.1, win.x.1], win.area)
 }
 
 fn valid_area(lo: [usize; 3], hi: [usize; 3]) -> usize {
@@ -110,6 +171,7 @@ fn scale<T: PoolFloat>(kind: PoolKind, lo: [usize; 3], hi: [usize; 3], area: usi
     }
 }
 
+/// Window reads per plane: the parallel policy's work measure.
 fn plane_work(g: &Geom) -> usize {
     (g.out_plane() * g.ksize()).max(1)
 }
@@ -122,24 +184,35 @@ pub fn pool_forward<T: PoolFloat>(g: &Geom, kind: PoolKind, x: &[T], y: &mut [T]
         y.fill(T::zero());
         return;
     }
-    let mut items: Vec<(&[T], &mut [T])> = x.chunks(ip).zip(y.chunks_mut(op)).collect();
-    par::for_each_chunk_weighted(&mut items, plane_work(g), Cost::Light, |_, part| {
-        for (xs, ys) in part.iter_mut() {
-            for_windows(g, |o, lo, hi, area| {
-                ys[o] = match kind {
-                    PoolKind::Max => argmax(xs, g, lo, hi).map_or(T::zero(), |i| xs[i]),
-                    PoolKind::Lp(p) => {
-                        let mut acc = 0.0f64;
-                        for_positions(g, lo, hi, |i| acc += xs[i].to_f64().abs().powf(p));
-                        T::from_f64(acc.powf(1.0 / p))
+    for_plane_chunks(y, op, plane_work(g), Cost::Read, |first, ys| {
+        for (j, ys) in ys.chunks_mut(op).enumerate() {
+            let xs = &x[(first + j) * ip..][..ip];
+            let w = g.inp[2];
+            match kind {
+                PoolKind::Max if is_2d(g) => for_windows_2d(g, |o, win| {
+                    ys[o] = if is_empty_2d(win) { T::zero() } else { xs[argmax_2d(xs, w, win)] };
+                }),
+                PoolKind::Avg { .. } | PoolKind::Sum if is_2d(g) => for_windows_2d(g, |o, win| {
+                    let mut acc = T::zero();
+                    for y in win.y.0..win.y.1 {
+                        xs[y * w + win.x.0..y * w + win.x.1].iter().for_each(|&v| acc += v);
                     }
-                    _ => {
-                        let mut acc = T::zero();
-                        for_positions(g, lo, hi, |i| acc += xs[i]);
-                        acc * scale::<T>(kind, lo, hi, area)
-                    }
-                };
-            });
+                    ys[o] = acc * scale_2d::<T>(kind, win);
+                }),
+                PoolKind::Max => for_windows(g, |o, lo, hi, _| {
+                    ys[o] = argmax(xs, g, lo, hi).map_or(T::zero(), |i| xs[i]);
+                }),
+                PoolKind::Lp(p) => for_windows(g, |o, lo, hi, _| {
+                    let mut acc = 0.0f64;
+                    for_positions(g, lo, hi, |i| acc += xs[i].to_f64().abs().powf(p));
+                    ys[o] = T::from_f64(acc.powf(1.0 / p));
+                }),
+                _ => for_windows(g, |o, lo, hi, area| {
+                    let mut acc = T::zero();
+                    for_rows(g, lo, hi, |row| xs[row + lo[2]..row + hi[2]].iter().for_each(|&v| acc += v));
+                    ys[o] = acc * scale::<T>(kind, lo, hi, area);
+                }),
+            }
         }
     });
 }
@@ -151,12 +224,22 @@ pub fn pool_linear_backward<T: PoolFloat>(g: &Geom, kind: PoolKind, gy: &[T], dx
     if op == 0 || ip == 0 {
         return;
     }
-    let mut items: Vec<(&[T], &mut [T])> = gy.chunks(op).zip(dx.chunks_mut(ip)).collect();
-    par::for_each_chunk_weighted(&mut items, plane_work(g), Cost::Light, |_, part| {
-        for (gs, ds) in part.iter_mut() {
+    for_plane_chunks(dx, ip, plane_work(g), Cost::Read, |first, dxs| {
+        for (j, ds) in dxs.chunks_mut(ip).enumerate() {
+            let gs = &gy[(first + j) * op..][..op];
+            if is_2d(g) {
+                let w = g.inp[2];
+                for_windows_2d(g, |o, win| {
+                    let v = gs[o] * scale_2d::<T>(kind, win);
+                    for y in win.y.0..win.y.1 {
+                        ds[y * w + win.x.0..y * w + win.x.1].iter_mut().for_each(|d| *d += v);
+                    }
+                });
+                continue;
+            }
             for_windows(g, |o, lo, hi, area| {
                 let v = gs[o] * scale::<T>(kind, lo, hi, area);
-                for_positions(g, lo, hi, |i| ds[i] += v);
+                for_rows(g, lo, hi, |row| ds[row + lo[2]..row + hi[2]].iter_mut().for_each(|d| *d += v));
             });
         }
     });
@@ -169,9 +252,17 @@ pub fn pool_max_backward<T: PoolFloat>(g: &Geom, gy: &[T], x: &[T], dx: &mut [T]
     if op == 0 || ip == 0 {
         return;
     }
-    let mut items: Vec<PlanePair<'_, T>> = gy.chunks(op).zip(x.chunks(ip)).zip(dx.chunks_mut(ip)).collect();
-    par::for_each_chunk_weighted(&mut items, plane_work(g), Cost::Light, |_, part| {
-        for ((gs, xs), ds) in part.iter_mut() {
+    for_plane_chunks(dx, ip, plane_work(g), Cost::Read, |first, dxs| {
+        for (j, ds) in dxs.chunks_mut(ip).enumerate() {
+            let (gs, xs) = (&gy[(first + j) * op..][..op], &x[(first + j) * ip..][..ip]);
+            if is_2d(g) {
+                for_windows_2d(g, |o, win| {
+                    if !is_empty_2d(win) {
+                        ds[argmax_2d(xs, g.inp[2], win)] += gs[o];
+                    }
+                });
+                continue;
+            }
             for_windows(g, |o, lo, hi, _| {
                 if let Some(i) = argmax(xs, g, lo, hi) {
                     ds[i] += gs[o];
@@ -188,9 +279,9 @@ pub fn pool_max_gather<T: PoolFloat>(g: &Geom, h: &[T], x: &[T], y: &mut [T]) {
         y.fill(T::zero());
         return;
     }
-    let mut items: Vec<PlanePair<'_, T>> = h.chunks(ip).zip(x.chunks(ip)).zip(y.chunks_mut(op)).collect();
-    par::for_each_chunk_weighted(&mut items, plane_work(g), Cost::Light, |_, part| {
-        for ((hs, xs), ys) in part.iter_mut() {
+    for_plane_chunks(y, op, plane_work(g), Cost::Read, |first, ys| {
+        for (j, ys) in ys.chunks_mut(op).enumerate() {
+            let (hs, xs) = (&h[(first + j) * ip..][..ip], &x[(first + j) * ip..][..ip]);
             for_windows(g, |o, lo, hi, _| {
                 ys[o] = argmax(xs, g, lo, hi).map_or(T::zero(), |i| hs[i]);
             });

@@ -170,11 +170,10 @@ pub unsafe fn gemm<T: Packed>(
     let (len, unit) = if split_rows { (m, mr) } else { (n, nr) };
     let per_thread = if split_rows { 1 } else { TASKS_PER_THREAD };
     let tasks = options.tasks.unwrap_or_else(|| default_threads(m, n, k) * per_thread).clamp(1, len.div_ceil(unit));
-    let chunk = len.div_ceil(tasks).div_ceil(unit) * unit;
-    let tasks = len.div_ceil(chunk);
+    let bound = |t: usize| task_start(t, tasks, len, unit);
     let block = Block { kernel, mr, nr, c: SendMat(c), a: SendMat(a), b: SendMat(b), accumulate };
     let run = |t: usize| {
-        let (start, size) = (t * chunk, chunk.min(len - t * chunk));
+        let (start, size) = (bound(t), bound(t + 1) - bound(t));
         // SAFETY: task `t` covers rows (or columns) `start..start+size` of C, disjoint from every
         // other task's; its operands are sub-views of the caller's valid ones.
         unsafe {
@@ -199,12 +198,21 @@ pub unsafe fn gemm<T: Packed>(
     true
 }
 
+/// Where task `t` of `tasks` starts in `0..len` (and `t = tasks` ends): at whole `unit`s, task
+/// sizes differing by at most one unit and the larger ones spread out, so rayon's halving of the
+/// task range hands each thread an equal share (a short last block would not).
+fn task_start(t: usize, tasks: usize, len: usize, unit: usize) -> usize {
+    (t * len.div_ceil(unit) / tasks * unit).min(len)
+}
+
 /// Outputs narrower than this are split over threads by rows.
 const SPLIT_MIN_COLS: usize = 256;
 
-/// Whether computing `Cᵀ = Bᵀ·Aᵀ` moves less memory: B's side is always packed (a transpose
-/// unless its rows are contiguous), A's side is read in place when one of its strides is 1, and
-/// a transposed C is written element by element.
+/// Whether computing `Cᵀ = Bᵀ·Aᵀ` costs less. Relative costs per element (measured on Zen 4):
+/// packing B's side is a copy (2) when its rows are contiguous, a tiled transpose (3) when its
+/// columns are, a gather (6) otherwise; A's side is read in place (0) when one of its strides is
+/// 1, else gathered (6); a C whose rows are not contiguous goes through the kernels' edge path,
+/// value by value, once per K block (12).
 fn swap_pays<T: Packed>(
     m: usize,
     n: usize,
@@ -217,11 +225,15 @@ fn swap_pays<T: Packed>(
     if let Some(swap) = options.swap {
         return swap;
     }
-    let pack = |rows_contiguous: bool, elems: usize| if rows_contiguous { elems } else { 3 * elems };
-    let in_place = |x: Mat<*const T>, elems: usize| if x.row_stride == 1 || x.col_stride == 1 { 0 } else { 3 * elems };
-    let store = |contiguous: bool| if contiguous { 0 } else { 2 * m * n * k.div_ceil(T::KC) };
-    let normal = pack(b.col_stride == 1, k * n) + in_place(a, m * k) + store(c.col_stride == 1);
-    let swapped = pack(a.row_stride == 1, k * m) + in_place(b, n * k) + store(c.row_stride == 1);
+    let pack = |x: Mat<*const T>, elems: usize| match (x.col_stride == 1, x.row_stride == 1) {
+        (true, _) => 2 * elems,
+        (false, true) => 3 * elems,
+        (false, false) => 6 * elems,
+    };
+    let in_place = |x: Mat<*const T>, elems: usize| if x.row_stride == 1 || x.col_stride == 1 { 0 } else { 6 * elems };
+    let store = |contiguous: bool| if contiguous { 0 } else { 12 * m * n * k.div_ceil(T::KC) };
+    let normal = pack(b, k * n) + in_place(a, m * k) + store(c.col_stride == 1);
+    let swapped = pack(a.transposed(), k * m) + in_place(b, n * k) + store(c.row_stride == 1);
     swapped < normal
 }
 
@@ -350,4 +362,28 @@ fn aligned<T: Default + Clone>(buf: &mut Vec<T>, len: usize) -> *mut T {
     let off = buf.as_ptr().align_offset(64).min(slack);
     // SAFETY: off ≤ slack, so `off + len` ≤ buf.len().
     unsafe { buf.as_mut_ptr().add(off) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::task_start;
+
+    #[test]
+    fn tasks_cover_c_in_near_equal_tile_ranges() {
+        for (len, unit) in [(784usize, 32usize), (512, 32), (147, 32), (3136, 32), (576, 8), (1, 8), (130, 6)] {
+            for tasks in 1..=len.div_ceil(unit) {
+                let starts: Vec<usize> = (0..=tasks).map(|t| task_start(t, tasks, len, unit)).collect();
+                assert_eq!((starts[0], starts[tasks]), (0, len));
+                let sizes: Vec<usize> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+                assert!(starts[..tasks].iter().all(|s| s % unit == 0), "{len}/{unit}/{tasks}: {starts:?}");
+                let units: Vec<usize> = sizes.iter().map(|s| s.div_ceil(unit)).collect();
+                let (lo, hi) = (units.iter().min().unwrap(), units.iter().max().unwrap());
+                assert!(*lo >= 1 && hi - lo <= 1, "{len}/{unit}/{tasks}: {sizes:?}");
+            }
+        }
+        // Six tasks on 784 columns: each half of the range (one per thread under rayon's split)
+        // gets 12 or 13 of the 25 tiles, not 10 and 15.
+        let half = |tasks: usize| task_start(tasks / 2, tasks, 784, 32);
+        assert_eq!(half(6), 384);
+    }
 }

@@ -5,6 +5,7 @@
 //! over the whole schedule ([`plan`]). `forward` and `backward` then only walk the schedule:
 //! no inference, no graph building, and no allocation beyond what some kernels use internally.
 
+mod fusion;
 mod numeric;
 pub mod plan;
 
@@ -73,6 +74,10 @@ pub struct Executor {
     pub naive_bytes: usize,
     /// Input and output handles of the running step (kept to reuse their allocations).
     scratch: (Vec<NDArray>, Vec<NDArray>),
+    /// `Convolution → BatchNorm [→ activation]` chains run as one step when not training.
+    chains: Vec<fusion::Chain>,
+    /// Whether inference forwards use `chains` (on unless `FERROGRAD_INFERENCE_FUSION=0`).
+    fuse_inference: bool,
 }
 
 /// Builds backward steps by applying ops symbolically (shapes only).
@@ -233,13 +238,18 @@ impl Executor {
         for &s in &backward_updates {
             steps[s].io.outputs.iter().for_each(|&v| keep[v as usize] = true);
         }
-        let ios: Vec<StepIo> = steps.iter().map(|s| s.io.clone()).collect();
+        let mut readers = vec![0usize; metas.len()];
+        steps.iter().flat_map(|st| &st.io.inputs).for_each(|&v| readers[v as usize] += 1);
+        keep.iter().enumerate().filter(|(_, k)| **k).for_each(|(v, _)| readers[v] += 1);
+        let mut chains = fusion::find_chains(&steps, n_forward, &readers);
+        let ios = fusion::planned_reads(&steps, &chains);
         let p = plan::plan(&ios, &metas, &external, &keep)?;
         let mut storage = p.storage;
         for (v, arr) in storage_override {
             storage[v as usize] = Some(arr);
         }
         vals.resize(metas.len(), None);
+        chains.retain(|c| fusion::writes_apart(c, &storage, &vals));
         let outputs = head_vals
             .iter()
             .map(|&v| match &storage[v as usize] {
@@ -269,6 +279,8 @@ impl Executor {
             planned_bytes: p.planned_bytes,
             naive_bytes: p.naive_bytes,
             scratch: (Vec::new(), Vec::new()),
+            chains,
+            fuse_inference: std::env::var_os("FERROGRAD_INFERENCE_FUSION").is_none_or(|v| v != "0"),
         })
     }
 
@@ -301,36 +313,109 @@ impl Executor {
         inputs: &mut Vec<NDArray>,
         outs: &mut Vec<NDArray>,
     ) -> Result<()> {
-        for s in range {
-            let st = &self.steps[s];
-            inputs.clear();
-            for &v in &st.io.inputs {
-                inputs.push(self.vals[v as usize].clone().ok_or_else(|| missing(&st.name))?);
+        let fused = !ctx.is_train && self.fuse_inference && range.start < self.n_forward;
+        let mut chains = self.chains.iter().filter(|_| fused).peekable();
+        let mut s = range.start;
+        while s < range.end {
+            // Chains lie inside the forward range and are sorted by their first step.
+            while chains.peek().is_some_and(|c| c.first < s) {
+                chains.next();
             }
-            outs.clear();
-            for &o in &st.io.outputs {
-                outs.push(match &self.storage[o as usize] {
-                    Some(a) => a.clone(),
-                    None => NDArray::try_uninit(&st.name, &self.metas[o as usize].shape, self.metas[o as usize].dtype)?,
-                });
-            }
-            crate::profiler::time_op(st.op.name(), || st.op.forward(ctx, inputs, outs))
-                .map_err(|e| in_operator(&st.name, e))?;
-            for (j, (&o, out)) in st.io.outputs.iter().zip(outs.drain(..)).enumerate() {
-                // Forwards write into the outputs they are given (layout ops copy, their views
-                // are for imperative calls only), so the value lives in the planned storage.
-                debug_assert!(
-                    self.storage[o as usize].as_ref().is_none_or(|p| out.shares_storage(p)),
-                    "{}: forward replaced its output instead of writing into it",
-                    st.name
-                );
-                if let Some(label) = st.labels.get(j) {
-                    monitor(label, &out);
+            match chains.peek() {
+                Some(c) if c.first == s && c.last < range.end => {
+                    let c = chains.next().ok_or_else(|| missing("forward"))?;
+                    let name = &self.steps[c.first].name;
+                    let value = |v: &u32| self.vals[*v as usize].clone().ok_or_else(|| missing(name));
+                    let conv_in = c.conv_inputs.iter().map(value).collect::<Result<Vec<_>>>()?;
+                    let bn_params = c.bn_params.iter().map(value).collect::<Result<Vec<_>>>()?;
+                    let mut out = self.storage[c.output as usize].clone().ok_or_else(|| missing(name))?;
+                    crate::profiler::time_op("_fused_Convolution_BatchNorm", || {
+                        c.op.forward(&conv_in, &bn_params, &mut out)
+                    })
+                    .map_err(|e| in_operator(name, e))?;
+                    if let Some(label) = self.steps[c.last].labels.first() {
+                        monitor(label, &out);
+                    }
+                    self.vals[c.output as usize] = Some(out);
+                    s = c.last + 1;
                 }
-                self.vals[o as usize] = Some(out);
+                _ => {
+                    Self::run_step(
+                        &self.steps[s],
+                        &self.storage,
+                        &self.metas,
+                        &mut self.vals,
+                        ctx,
+                        monitor,
+                        inputs,
+                        outs,
+                    )?;
+                    s += 1;
+                }
             }
         }
         Ok(())
+    }
+
+    /// Runs one step: reads its inputs' current arrays, writes its planned outputs.
+    #[allow(clippy::too_many_arguments)]
+    fn run_step(
+        st: &Step,
+        storage: &[Option<NDArray>],
+        metas: &[Meta],
+        vals: &mut [Option<NDArray>],
+        ctx: &Ctx,
+        monitor: &mut dyn FnMut(&str, &NDArray),
+        inputs: &mut Vec<NDArray>,
+        outs: &mut Vec<NDArray>,
+    ) -> Result<()> {
+        inputs.clear();
+        for &v in &st.io.inputs {
+            inputs.push(vals[v as usize].clone().ok_or_else(|| missing(&st.name))?);
+        }
+        outs.clear();
+        for &o in &st.io.outputs {
+            outs.push(match &storage[o as usize] {
+                Some(a) => a.clone(),
+                None => NDArray::try_uninit(&st.name, &metas[o as usize].shape, metas[o as usize].dtype)?,
+            });
+        }
+        crate::profiler::time_op(st.op.name(), || st.op.forward(ctx, inputs, outs))
+            .map_err(|e| in_operator(&st.name, e))?;
+        for (j, (&o, out)) in st.io.outputs.iter().zip(outs.drain(..)).enumerate() {
+            // Forwards write into the outputs they are given (layout ops copy, their views
+            // are for imperative calls only), so the value lives in the planned storage.
+            debug_assert!(
+                storage[o as usize].as_ref().is_none_or(|p| out.shares_storage(p)),
+                "{}: forward replaced its output instead of writing into it",
+                st.name
+            );
+            if let Some(label) = st.labels.get(j) {
+                monitor(label, &out);
+            }
+            vals[o as usize] = Some(out);
+        }
+        Ok(())
+    }
+
+    /// Whether `forward(is_train=false)` runs `Convolution → BatchNorm [→ activation]` chains as
+    /// one step (the results are the same; a monitor then sees only each chain's last output).
+    pub fn set_inference_fusion(&mut self, on: bool) {
+        self.fuse_inference = on;
+    }
+
+    /// Whether inference fusion is on (see [`Executor::set_inference_fusion`]).
+    pub fn inference_fusion(&self) -> bool {
+        self.fuse_inference
+    }
+
+    /// The number of chains an inference forward runs fused.
+    pub fn num_fused_chains(&self) -> usize {
+        if self.fuse_inference {
+            self.chains.len()
+        } else {
+            0
+        }
     }
 
     /// Runs the forward schedule; the results land in [`Executor::outputs`].

@@ -233,7 +233,7 @@ impl ConvParams {
     }
 
     /// Convolution geometry and output shape for `data` and `weight` (and `bias`).
-    fn conv(
+    pub(super) fn conv(
         &self,
         op: &str,
         data: &[usize],

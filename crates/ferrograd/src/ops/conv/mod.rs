@@ -5,6 +5,7 @@
 //! kernels' three-axis [`Geom`], and contiguous typed access to input buffers.
 
 pub mod convolution;
+pub mod fused;
 pub mod l2norm;
 pub mod norm;
 pub mod pooling;
