@@ -113,8 +113,11 @@ fn mlp_step_allocates_no_buffers_and_plan_peak_does_not_grow() {
         exe.planned_bytes
     );
 
-    // Warm-up: the first runs fill lazily created state (the loss head's ones, and each pool
-    // thread's GEMM packing buffer, which only the threads that took a block have made yet).
+    // Warm-up: the first runs fill lazily created state (the loss head's ones). Each thread's
+    // GEMM packing buffers are made once per thread, at full size, here: otherwise a pool thread
+    // that happened to take no block during the warm-up (scheduling under load) would make its
+    // buffer inside the counted steps.
+    ferrograd_kernels::gemm::prepare_threads();
     for _ in 0..5 {
         exe.forward(true, &mut |_, _| {}).unwrap();
         exe.backward(&[None], true).unwrap();

@@ -353,6 +353,28 @@ impl<T: Packed> Block<T> {
     }
 }
 
+/// Gives the calling thread and every thread of the pool their packing buffers at the largest
+/// block size now. Buffers otherwise grow on a thread's first (or first larger) block, and which
+/// thread takes which block depends on scheduling; after this, no product allocates on any
+/// thread. For callers that must not allocate later (and tests that count allocations).
+pub fn prepare_threads() {
+    fn full<T: Packed>() {
+        let Some(isa) = Isa::detect() else { return };
+        let (_, mr, nr) = T::kernel(isa);
+        T::with_buffers(|a, b| {
+            aligned(a, T::MC.div_ceil(mr) * mr * T::KC);
+            aligned(b, T::NC.div_ceil(nr) * nr * T::KC);
+        });
+    }
+    let both = || {
+        full::<f32>();
+        full::<f64>();
+    };
+    both();
+    #[cfg(feature = "rayon")]
+    rayon::broadcast(|_| both());
+}
+
 /// A 64-byte-aligned pointer to `len` values inside `buf` (grown as needed, never shrunk).
 fn aligned<T: Default + Clone>(buf: &mut Vec<T>, len: usize) -> *mut T {
     let slack = 64 / std::mem::size_of::<T>();
