@@ -47,16 +47,3 @@ pub fn flops(layer: &Layer) -> u64 {
     let (m, k, n) = gemm_equivalent(layer);
     2 * (m * k * n) as u64
 }
-
-/// Reproducible values in [-1, 1).
-pub fn data(n: usize, seed: u64) -> Vec<f32> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ((x >> 11) as f64 / (1u64 << 52) as f64 - 1.0) as f32
-        })
-        .collect()
-}

@@ -10,7 +10,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ferrograd_benches::resnet::{data, flops, shape, LAYERS};
+use ferrograd_benches::data;
+use ferrograd_benches::resnet::{flops, shape, LAYERS};
 use ferrograd_kernels::conv::{conv_backward, conv_forward};
 
 fn conv_layers(c: &mut Criterion) {

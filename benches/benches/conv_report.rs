@@ -13,7 +13,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use ferrograd_benches::resnet::{data, flops, gemm_equivalent, shape, BATCH, LAYERS};
+use ferrograd_benches::data;
+use ferrograd_benches::resnet::{flops, gemm_equivalent, shape, BATCH, LAYERS};
 use ferrograd_kernels::conv::{conv_backward, conv_forward};
 use ferrograd_kernels::gemm::Options;
 use ferrograd_kernels::matmul::gemm_with;

@@ -9,6 +9,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ferrograd_benches::data;
 use ferrograd_kernels::gemm::Options;
 use ferrograd_kernels::matmul::gemm_with;
 
@@ -28,23 +29,11 @@ const SHAPES: &[(&str, usize, usize, usize, bool, bool)] = &[
     ("layer4_fwd", 512, 4608, 128, false, false),
 ];
 
-fn data(n: usize, seed: u64) -> Vec<f32> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f32 / (1u64 << 53) as f32 - 0.5
-        })
-        .collect()
-}
-
 fn shapes(c: &mut Criterion) {
     let mut g = c.benchmark_group("gemm_shapes_f32");
     g.measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500)).sample_size(20);
     for &(label, m, k, n, ta, tb) in SHAPES {
-        let (a, b) = (data(m * k, 1), data(k * n, 2));
+        let (a, b) = (data::<f32>(m * k, 1), data::<f32>(k * n, 2));
         let mut out = vec![0f32; m * n];
         let av = if ta { (0, 1, m as isize) } else { (0, k as isize, 1) };
         let bv = if tb { (0, 1, k as isize) } else { (0, n as isize, 1) };

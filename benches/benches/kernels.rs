@@ -7,25 +7,13 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
+use ferrograd_benches::data;
 use ferrograd_kernels::matmul::{gemm, GemmElement};
 use ferrograd_kernels::par::Cost;
 use ferrograd_kernels::reduce::{reduce, reduce_slice, Sum};
 use ferrograd_kernels::unary_binary::{binary, unary};
 use ferrograd_kernels::vmath::exp_f32;
-use ferrograd_kernels::{Element, Layout};
-
-fn data<T: Element>(n: usize, seed: u64) -> Vec<T> {
-    // A cheap deterministic fill in [-1, 1).
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            T::from_f64((x >> 11) as f64 / (1u64 << 52) as f64 - 1.0)
-        })
-        .collect()
-}
+use ferrograd_kernels::Layout;
 
 fn configure<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, criterion::measurement::WallTime> {
     let mut g = c.benchmark_group(name);

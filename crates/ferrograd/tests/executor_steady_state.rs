@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use ferrograd::executor::{Bindings, Executor};
 use ferrograd::ops::backprop::GradReq;
-use ferrograd::ops::{registry, AttrValue, Attrs};
+use ferrograd::ops::AttrValue;
 use ferrograd::symbol::Symbol;
 use ferrograd::{DType, NDArray};
 
@@ -59,31 +59,14 @@ static ALLOC: Counting = Counting;
 /// bytes, when the test was written: the plan may shrink it, never grow it.
 const MLP_PLANNED_BYTES: usize = 791_552;
 
-fn op(name: &str, node: &str, inputs: &[Symbol], params: &[(&str, AttrValue)]) -> Symbol {
-    let mut a = Attrs::new(name);
-    for (k, v) in params {
-        a.items.push((k.to_string(), v.clone()));
-    }
-    let built = registry::create(name, &a).unwrap();
-    let attrs = built.attrs().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    Symbol::create(built, node, inputs, attrs).unwrap()
-}
-
-fn var(name: &str) -> Symbol {
-    Symbol::variable(name, Vec::new())
-}
-
+/// 784 → 512 (relu) → 10 with SoftmaxOutput; weights and the label are the ops' own variables
+/// (`fc1_weight`, ..., `softmax_label`).
 fn mlp() -> Symbol {
-    let fc1 = op(
-        "FullyConnected",
-        "fc1",
-        &[var("data"), var("fc1_weight"), var("fc1_bias")],
-        &[("num_hidden", AttrValue::Int(512))],
-    );
-    let r = op("Activation", "relu1", &[fc1], &[("act_type", AttrValue::Str("relu".into()))]);
-    let fc2 =
-        op("FullyConnected", "fc2", &[r, var("fc2_weight"), var("fc2_bias")], &[("num_hidden", AttrValue::Int(10))]);
-    op("SoftmaxOutput", "softmax", &[fc2, var("softmax_label")], &[])
+    let hidden = |n| [("num_hidden", AttrValue::Int(n))];
+    let fc1 = Symbol::op("FullyConnected", "fc1", &[Symbol::var("data")], &hidden(512)).unwrap();
+    let r = Symbol::op("Activation", "relu1", &[fc1], &[("act_type", AttrValue::Str("relu".into()))]).unwrap();
+    let fc2 = Symbol::op("FullyConnected", "fc2", &[r], &hidden(10)).unwrap();
+    Symbol::op("SoftmaxOutput", "softmax", &[fc2], &[]).unwrap()
 }
 
 /// A deterministic array with values in [-0.5, 0.5).

@@ -288,14 +288,12 @@ fn sweep(
     let mut grads: PtrMap<GradKey, Val> = PtrMap::default();
 
     for (i, ((h, e), hg)) in heads.iter().zip(&head_entries).zip(head_grads).enumerate() {
-        let g = match head_gradient(hg.as_ref().map(Tracked::array), &h.meta(), &format!("head {i}"))? {
-            // A head gradient of the head's dtype is used as given: under `create_graph` the
-            // result is differentiable with respect to it too.
-            Some(g) if g.dtype() == hg.as_ref().map_or(g.dtype(), |t| t.dtype()) => {
-                Tracked::with_entry(g, hg.as_ref().and_then(|t| t.entry().cloned()))
-            }
-            Some(cast) => Tracked::new(cast),
-            None => Tracked::new(NDArray::ones(h.shape(), h.dtype())),
+        let g = match (head_gradient(hg.as_ref().map(Tracked::array), &h.meta(), &format!("head {i}"))?, hg) {
+            // Given in the head's dtype: used as is, so under `create_graph` the result is
+            // differentiable with respect to it too.
+            (Some(g), Some(given)) if g.dtype() == given.dtype() => given.clone(),
+            (Some(cast), _) => Tracked::new(cast),
+            (None, _) => Tracked::new(NDArray::ones(h.shape(), h.dtype())),
         };
         let v = tape.push(g);
         accumulate(&mut Grad::new(&mut tape), &mut grads, grad_key(e), v)?;
