@@ -63,3 +63,17 @@ def SparseEmbedding(data, weight, input_dim, output_dim, dtype="float32",  # noq
 
 __all__ = ["isinf", "isfinite", "isnan", "rand_zipfian", "SparseEmbedding", "CTCLoss",
            "ctc_loss"]
+
+
+def _export_registered():
+    """Every registered ``_contrib_<name>`` operator as ``nd.contrib.<name>``, as in MXNet."""
+    from .. import ndarray as nd  # partly initialised: the op functions are already in it
+    from .._ferrograd import OpFunc
+    prefix = "_contrib_"
+    found = {k[len(prefix):]: v for k, v in vars(nd).items()
+             if k.startswith(prefix) and isinstance(v, OpFunc)}
+    globals().update(found)
+    __all__.extend(sorted(k for k in found if k not in __all__))
+
+
+_export_registered()

@@ -108,3 +108,4 @@ from . import _internal, linalg, sparse  # noqa: E402, F401 - mx.sym._internal; 
 # MXNet's contrib names of ops registered under their plain names.
 contrib.CTCLoss, contrib.ctc_loss = _OPS["CTCLoss"], _OPS["ctc_loss"]
 contrib.__all__ += ["CTCLoss", "ctc_loss"]
+contrib._export_registered(_OPS)

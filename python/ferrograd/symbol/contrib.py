@@ -26,3 +26,12 @@ def SparseEmbedding(data=None, weight=None, input_dim=None, output_dim=None,  # 
 
 
 __all__ = ["rand_zipfian", "SparseEmbedding"]
+
+
+def _export_registered(ops):
+    """Every registered ``_contrib_<name>`` operator of ``ops`` as ``sym.contrib.<name>``, as in
+    MXNet (called by ``mx.sym`` once its op table exists)."""
+    prefix = "_contrib_"
+    found = {k[len(prefix):]: v for k, v in ops.items() if k.startswith(prefix)}
+    globals().update(found)
+    __all__.extend(sorted(k for k in found if k not in __all__))
