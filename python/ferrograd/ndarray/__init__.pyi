@@ -7,6 +7,7 @@ from typing import Any, Literal
 from .._ferrograd import NDArray as NDArray
 
 from . import contrib as contrib
+from . import contrib_flow as contrib_flow
 from . import linalg as linalg
 from . import ndarray as ndarray
 from . import random as random
@@ -286,6 +287,10 @@ def _backward_clip(
     ograd: NDArray, data: NDArray, a_min: float, a_max: float, *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _backward_contrib_box_nms(
+    ograd: NDArray, sources: NDArray, shape: tuple[int, ...], *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def _backward_gather_nd(
     data: NDArray, indices: NDArray, shape: tuple[int, ...], *, out: NDArray | None = ...,
     name: str | None = ...,
@@ -323,11 +328,70 @@ def _contrib_CTCLoss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def _contrib_arange_like(
+    data: NDArray, start: float = ..., step: float = ..., repeat: int = ..., ctx: str = ...,
+    axis: int | None = ..., *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_bipartite_matching(
+    data: NDArray, is_ascend: bool = ..., *, threshold: float, topk: int = ...,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_box_iou(
+    lhs: NDArray, rhs: NDArray, format: Literal['center', 'corner'] = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_box_nms(
+    data: NDArray, overlap_thresh: float = ..., valid_thresh: float = ..., topk: int = ...,
+    coord_start: int = ..., score_index: int = ..., id_index: int = ..., background_id: int = ...,
+    force_suppress: bool = ..., in_format: Literal['center', 'corner'] = ...,
+    out_format: Literal['center', 'corner'] = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _contrib_box_non_maximum_suppression(
+    data: NDArray, overlap_thresh: float = ..., valid_thresh: float = ..., topk: int = ...,
+    coord_start: int = ..., score_index: int = ..., id_index: int = ..., background_id: int = ...,
+    force_suppress: bool = ..., in_format: Literal['center', 'corner'] = ...,
+    out_format: Literal['center', 'corner'] = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _contrib_box_rows_gather(
+    data: NDArray, sources: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _contrib_ctc_loss(
     data: NDArray, label: NDArray, data_lengths: NDArray | None = ...,
     label_lengths: NDArray | None = ..., use_data_lengths: bool = ...,
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_div_sqrt_dim(
+    data: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_index_array(
+    data: NDArray, axes: tuple[int, ...] | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _contrib_index_copy(
+    old_tensor: NDArray, index_vector: NDArray, new_tensor: NDArray, *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _contrib_interleaved_matmul_encdec_qk(
+    queries: NDArray, keys_values: NDArray, heads: int, *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _contrib_interleaved_matmul_encdec_valatt(
+    keys_values: NDArray, attention: NDArray, heads: int, *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _contrib_interleaved_matmul_selfatt_qk(
+    queries_keys_values: NDArray, heads: int, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_interleaved_matmul_selfatt_valatt(
+    queries_keys_values: NDArray, attention: NDArray, heads: int, *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _contrib_quadratic(
+    data: NDArray, a: float = ..., b: float = ..., c: float = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
 ) -> Any: ...
 def _copy(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def _dense_dot(

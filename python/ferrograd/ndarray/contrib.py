@@ -6,6 +6,7 @@ import math as _math
 import numpy as _np
 
 from . import CTCLoss, ctc_loss  # noqa: F401 - MXNet's contrib names of the CTC loss op
+from .contrib_flow import cond, foreach, while_loop  # noqa: F401 - re-exported
 
 
 def _is_float(data):
@@ -61,8 +62,26 @@ def SparseEmbedding(data, weight, input_dim, output_dim, dtype="float32",  # noq
                              dtype=dtype, sparse_grad=True, out=out)
 
 
+def boolean_mask(data, index, axis=0, out=None):
+    """The slices of ``data`` along ``axis`` where the 1-D ``index`` is nonzero (the output's
+    length along ``axis`` depends on the values, so this is an imperative function; the gradient
+    flows back to the kept slices)."""
+    from .. import ndarray
+    from ..base import ShapeError
+    if index.ndim != 1 or data.ndim == 0 or not -data.ndim <= axis < data.ndim \
+            or index.shape[0] != data.shape[axis]:
+        raise ShapeError(f"boolean_mask: index must be 1-D with one entry per slice of data along "
+                         f"axis {axis}; got data {data.shape} and index {index.shape}")
+    keep = _np.flatnonzero(index.asnumpy())
+    result = ndarray.take(data, ndarray.array(keep, dtype="int64"), axis=axis)
+    if out is not None:
+        out[:] = result
+        return out
+    return result
+
+
 __all__ = ["isinf", "isfinite", "isnan", "rand_zipfian", "SparseEmbedding", "CTCLoss",
-           "ctc_loss"]
+           "ctc_loss", "boolean_mask", "foreach", "while_loop", "cond"]
 
 
 def _export_registered():

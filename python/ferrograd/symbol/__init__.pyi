@@ -308,6 +308,10 @@ def _backward_clip(
     ograd: Symbol | None = ..., data: Symbol | None = ..., *, a_min: float, a_max: float,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _backward_contrib_box_nms(
+    ograd: Symbol | None = ..., sources: Symbol | None = ..., *, shape: tuple[int, ...],
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _backward_gather_nd(
     data: Symbol | None = ..., indices: Symbol | None = ..., *, shape: tuple[int, ...],
     name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -346,10 +350,72 @@ def _contrib_CTCLoss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _contrib_arange_like(
+    data: Symbol | None = ..., start: float = ..., step: float = ..., repeat: int = ...,
+    ctx: str = ..., axis: int | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_bipartite_matching(
+    data: Symbol | None = ..., is_ascend: bool = ..., *, threshold: float, topk: int = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_box_iou(
+    lhs: Symbol | None = ..., rhs: Symbol | None = ..., format: Literal['center', 'corner'] = ...,
+    *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_box_nms(
+    data: Symbol | None = ..., overlap_thresh: float = ..., valid_thresh: float = ...,
+    topk: int = ..., coord_start: int = ..., score_index: int = ..., id_index: int = ...,
+    background_id: int = ..., force_suppress: bool = ...,
+    in_format: Literal['center', 'corner'] = ..., out_format: Literal['center', 'corner'] = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_box_non_maximum_suppression(
+    data: Symbol | None = ..., overlap_thresh: float = ..., valid_thresh: float = ...,
+    topk: int = ..., coord_start: int = ..., score_index: int = ..., id_index: int = ...,
+    background_id: int = ..., force_suppress: bool = ...,
+    in_format: Literal['center', 'corner'] = ..., out_format: Literal['center', 'corner'] = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_box_rows_gather(
+    data: Symbol | None = ..., sources: Symbol | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _contrib_ctc_loss(
     data: Symbol | None = ..., label: Symbol | None = ..., data_lengths: Symbol | None = ...,
     label_lengths: Symbol | None = ..., use_data_lengths: bool = ...,
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_div_sqrt_dim(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_index_array(
+    data: Symbol | None = ..., axes: tuple[int, ...] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_index_copy(
+    old_tensor: Symbol | None = ..., index_vector: Symbol | None = ...,
+    new_tensor: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_interleaved_matmul_encdec_qk(
+    queries: Symbol | None = ..., keys_values: Symbol | None = ..., *, heads: int,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_interleaved_matmul_encdec_valatt(
+    keys_values: Symbol | None = ..., attention: Symbol | None = ..., *, heads: int,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_interleaved_matmul_selfatt_qk(
+    queries_keys_values: Symbol | None = ..., *, heads: int, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_interleaved_matmul_selfatt_valatt(
+    queries_keys_values: Symbol | None = ..., attention: Symbol | None = ..., *, heads: int,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_quadratic(
+    data: Symbol | None = ..., a: float = ..., b: float = ..., c: float = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _copy(

@@ -25,13 +25,29 @@ def SparseEmbedding(data=None, weight=None, input_dim=None, output_dim=None,  # 
                      dtype=dtype, sparse_grad=True, name=name, attr=attr)
 
 
-__all__ = ["rand_zipfian", "SparseEmbedding"]
+def _subgraph_flow(name):
+    def unavailable(*args, **kwargs):
+        raise NotImplementedError(
+            f"sym.contrib.{name}: symbolic control flow (subgraph operators) is not offered by "
+            f"ferrograd; use nd.contrib.{name} on NDArrays (autograd records the loop) or a "
+            "hybridized block's Python loop")
+    unavailable.__name__ = name
+    unavailable.__doc__ = f"Not offered: symbolic ``{name}`` needs subgraph operators."
+    return unavailable
+
+
+foreach, while_loop, cond = (_subgraph_flow(n) for n in ("foreach", "while_loop", "cond"))
+
+__all__ = ["rand_zipfian", "SparseEmbedding", "foreach", "while_loop", "cond"]
 
 
 def _export_registered(ops):
     """Every registered ``_contrib_<name>`` operator of ``ops`` as ``sym.contrib.<name>``, as in
-    MXNet (called by ``mx.sym`` once its op table exists)."""
+    MXNet, auto-named after ``<name>`` (``box_nms0``); called by ``mx.sym`` once its op table
+    exists."""
+    from ._ops import _make
     prefix = "_contrib_"
-    found = {k[len(prefix):]: v for k, v in ops.items() if k.startswith(prefix)}
+    found = {k[len(prefix):]: _make(v._spec, k[len(prefix):]) for k, v in ops.items()
+             if k.startswith(prefix)}
     globals().update(found)
     __all__.extend(sorted(k for k in found if k not in __all__))

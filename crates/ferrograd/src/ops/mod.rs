@@ -25,11 +25,14 @@ macro_rules! float_kernel {
     };
 }
 
+pub mod attention;
 pub mod attrs;
 pub mod backprop;
 pub mod binary;
+pub mod boxes;
 pub mod broadcast;
 pub mod common;
+pub mod contrib;
 pub mod conv;
 pub mod convert;
 pub mod diag;

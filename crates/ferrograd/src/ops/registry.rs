@@ -50,6 +50,9 @@ const MODULES: &[&[OpDef]] = &[
     super::conv::l2norm::DEFS,
     super::optim::DEFS,
     super::rnn::DEFS,
+    super::contrib::DEFS,
+    super::boxes::DEFS,
+    super::attention::DEFS,
 ];
 
 /// Every registered op, each once.

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod compat_cases;
+mod contrib_cases;
 mod conv_cases;
 mod elem_extra_cases;
 mod errors;
@@ -57,6 +58,7 @@ family_tests! {
     forward_conv, grad_conv => "conv";
     forward_nn, grad_nn => "nn";
     forward_loss, grad_loss => "loss";
+    forward_contrib, grad_contrib => "contrib";
 }
 
 /// The optimizer update ops write their state inputs and are not differentiable: forward only.
@@ -83,6 +85,7 @@ fn every_family_has_tests() {
         "nn",
         "loss",
         "optim",
+        "contrib",
     ];
     assert_eq!(table::FAMILIES, tested);
 }

@@ -5,6 +5,7 @@
 
 use crate::common::*;
 use crate::compat_cases as cg;
+use crate::contrib_cases as ct;
 use crate::elem_extra_cases as ee;
 use crate::optim_cases as op;
 use crate::ordering_cases as oc;
@@ -47,6 +48,7 @@ pub const FAMILIES: &[&str] = &[
     "nn",
     "loss",
     "optim",
+    "contrib",
 ];
 
 fn none() -> Params {
@@ -165,6 +167,15 @@ fn op_adamw() -> Params {
 }
 fn op_multi() -> Params {
     op::multi_p()
+}
+fn bm_p() -> Params {
+    vec![("threshold", float(0.1))]
+}
+fn heads_p() -> Params {
+    vec![("heads", int(2))]
+}
+fn bnms_p() -> Params {
+    vec![("shape", tuple(&[3, 2]))]
 }
 
 macro_rules! table {
@@ -431,6 +442,21 @@ table! {
     "multi_sgd_mom_update" => optim, op_multi, op::multi, NONDIFF;
     "multi_mp_sgd_update" => optim, op_multi, op::multi, NONDIFF;
     "multi_mp_sgd_mom_update" => optim, op_multi, op::multi, NONDIFF;
+    // contrib (lead)
+    "_contrib_quadratic" => contrib, none, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_div_sqrt_dim" => contrib, none, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_arange_like" => contrib, none, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_index_array" => contrib, none, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_index_copy" => contrib, none, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_box_iou" => contrib, none, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_box_nms" => contrib, none, ct::contrib, Some(ct::contrib_grad);
+    "_backward_contrib_box_nms" => contrib, bnms_p, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_box_rows_gather" => contrib, none, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_bipartite_matching" => contrib, bm_p, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_interleaved_matmul_selfatt_qk" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
+    "_contrib_interleaved_matmul_selfatt_valatt" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
+    "_contrib_interleaved_matmul_encdec_qk" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
+    "_contrib_interleaved_matmul_encdec_valatt" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.

@@ -1,0 +1,378 @@
+//! Small `contrib` operators of MXNet 1.x: `quadratic`, `div_sqrt_dim`, `arange_like`,
+//! `index_array` and `index_copy` (registered as `_contrib_<name>`, shown as `nd.contrib.<name>`).
+
+use std::sync::Arc;
+
+use ferrograd_kernels::par::{self, Cost};
+use ferrograd_kernels::unary_binary::unary;
+use ferrograd_kernels::Element;
+
+use super::common::{dense, split3};
+use super::indexing::{index_values, Take, TakeMode};
+use super::params::{NoParams, OpDef, OpParams};
+use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
+use crate::dtype::DType;
+use crate::error::{fmt_shape, Error, Result};
+use crate::ndarray::view::normalize_axis;
+use crate::ndarray::{Meta, NDArray};
+use crate::with_dtype;
+
+/// `quadratic(data, a, b, c)`: `a·x² + b·x + c` elementwise (evaluated in double precision, then
+/// rounded to the data's dtype, as MXNet does for integer data).
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct Quadratic {
+    /// Coefficient of the quadratic term.
+    #[param(default = 0.0)]
+    pub a: f64,
+    /// Coefficient of the linear term.
+    #[param(default = 0.0)]
+    pub b: f64,
+    /// Constant term.
+    #[param(default = 0.0)]
+    pub c: f64,
+}
+
+impl Op for Quadratic {
+    fn name(&self) -> &'static str {
+        "_contrib_quadratic"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        self.to_attrs()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let x = &inputs[0];
+        let src = x.snapshot();
+        let (a, b, c) = (self.a, self.b, self.c);
+        with_dtype!(x.dtype(), T => {
+            let s = src.typed::<T>()?;
+            outputs[0].write_out::<T, _>(|o| {
+                unary(s, x.layout(), o, Cost::Light, move |v: T| {
+                    let v = v.to_f64();
+                    T::from_f64(a * v * v + b * v + c)
+                })
+            })
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        // d/dx = 2a·x + b, built from registered ops so it differentiates again.
+        let slope = g.mul_scalar(inputs[0], 2.0 * self.a)?;
+        let slope = g.add_scalar(slope, self.b)?;
+        Ok(vec![Some(g.mul(og[0], slope)?)])
+    }
+}
+
+/// `div_sqrt_dim(data)`: `data / sqrt(data.shape[-1])` (the attention-score scaling). The divisor is
+/// rounded to the data's dtype first, as in MXNet (so integer data is divided by a whole number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DivSqrtDim;
+
+impl DivSqrtDim {
+    fn last_dim(shape: &[usize]) -> Result<usize> {
+        shape.last().copied().ok_or_else(|| {
+            Error::Shape("_contrib_div_sqrt_dim: data must have at least one dimension, got shape ()".into())
+        })
+    }
+}
+
+impl Op for DivSqrtDim {
+    fn name(&self) -> &'static str {
+        "_contrib_div_sqrt_dim"
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Self::last_dim(&inputs[0].shape)?;
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let x = &inputs[0];
+        let root = (Self::last_dim(x.shape())? as f64).sqrt();
+        let src = x.snapshot();
+        with_dtype!(x.dtype(), T => {
+            let s = src.typed::<T>()?;
+            let d = T::from_f64(root).to_f64();
+            outputs[0].write_out::<T, _>(|o| {
+                unary(s, x.layout(), o, Cost::Light, move |v: T| T::from_f64(v.to_f64() / d))
+            })
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        // Linear, and the gradient has the data's last dimension: the same scaling again.
+        Ok(vec![Some(g.apply1(DivSqrtDim, &[og[0]])?)])
+    }
+}
+
+/// `arange_like(data, start, step, repeat, axis)`: evenly spaced values shaped like `data` (or,
+/// with `axis`, a vector as long as that axis), each value repeated `repeat` times. Values are
+/// computed in the data's dtype (`start` and `step` rounded to it first, as in MXNet).
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct ArangeLike {
+    /// Start of the interval (included).
+    #[param(default = 0.0)]
+    pub start: f64,
+    /// Spacing between values.
+    #[param(default = 1.0)]
+    pub step: f64,
+    /// How many times each value is repeated.
+    #[param(default = 1)]
+    pub repeat: i64,
+    /// Context of the output (accepted; ferrograd runs on the CPU).
+    #[param(default = String::new())]
+    pub ctx: String,
+    /// Arange along the size of this axis of data (a 1-D output); all of data's shape if None.
+    #[param(default = None)]
+    pub axis: Option<i64>,
+}
+
+impl Op for ArangeLike {
+    fn name(&self) -> &'static str {
+        "_contrib_arange_like"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        self.to_attrs()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        if self.repeat < 1 {
+            return Err(Error::Value(format!("_contrib_arange_like: repeat must be >= 1, got {}", self.repeat)));
+        }
+        let s = &inputs[0].shape;
+        let shape = match self.axis {
+            Some(axis) => vec![s[normalize_axis(self.name(), axis, s.len())?]],
+            None => s.to_vec(),
+        };
+        Ok(vec![Meta::new(&shape, inputs[0].dtype)])
+    }
+    fn forward(&self, _ctx: &Ctx, _inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let repeat = self.repeat as usize;
+        with_dtype!(outputs[0].dtype(), T => {
+            let (start, step) = (T::from_f64(self.start).to_f64(), T::from_f64(self.step).to_f64());
+            outputs[0].write_out::<T, _>(|o| {
+                par::for_each_chunk(o, Cost::Light, |first, chunk| {
+                    for (i, v) in chunk.iter_mut().enumerate() {
+                        let k = T::from_f64(((first + i) / repeat) as f64).to_f64();
+                        *v = T::from_f64(start + k * step);
+                    }
+                })
+            })
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _i: &[Val], _o: &[Val], _og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![None]) // the values do not depend on data's values: a zero gradient, as in MXNet
+    }
+}
+
+/// `index_array(data, axes)`: int64 array of shape `data.shape + (m,)` holding each element's
+/// coordinates (all of them, or those of `axes` in that order).
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct IndexArray {
+    /// The axes whose coordinates are listed (negative values count from the end); all if None.
+    #[param(default = None)]
+    pub axes: Option<Vec<i64>>,
+}
+
+impl IndexArray {
+    fn axes(&self, ndim: usize) -> Result<Vec<usize>> {
+        match &self.axes {
+            None => Ok((0..ndim).collect()),
+            Some(a) => a.iter().map(|&x| normalize_axis("_contrib_index_array", x, ndim)).collect(),
+        }
+    }
+}
+
+impl Op for IndexArray {
+    fn name(&self) -> &'static str {
+        "_contrib_index_array"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        self.to_attrs()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let s = &inputs[0].shape;
+        let mut shape = s.to_vec();
+        shape.push(self.axes(s.len())?.len());
+        Ok(vec![Meta::new(&shape, DType::I64)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let shape = inputs[0].shape().to_vec();
+        let axes = self.axes(shape.len())?;
+        let m = axes.len();
+        // Stride of each axis in the data's row-major order.
+        let mut strides = vec![1usize; shape.len()];
+        for d in (0..shape.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * shape[d + 1];
+        }
+        outputs[0].write_out::<i64, _>(|o| {
+            if m == 0 {
+                return;
+            }
+            par::for_each_chunk(o, Cost::Light, |first, chunk| {
+                for (j, v) in chunk.iter_mut().enumerate() {
+                    let (elem, k) = ((first + j) / m, (first + j) % m);
+                    let d = axes[k];
+                    *v = ((elem / strides[d]) % shape[d]) as i64;
+                }
+            })
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _i: &[Val], _o: &[Val], _og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![None]) // coordinates do not depend on data's values
+    }
+}
+
+/// `index_copy(old_tensor, index_vector, new_tensor)`: a copy of `old_tensor` whose row
+/// `index_vector[i]` is row `i` of `new_tensor`. Indices must lie in `[0, old.shape[0])` (MXNet
+/// skips larger ones silently; ferrograd raises).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexCopy;
+
+impl IndexCopy {
+    const OP: &'static str = "_contrib_index_copy";
+
+    fn check(old: &Meta, index: &Meta, new: &Meta) -> Result<()> {
+        let shapes = || {
+            format!(
+                "old_tensor {}, index_vector {}, new_tensor {}",
+                fmt_shape(&old.shape),
+                fmt_shape(&index.shape),
+                fmt_shape(&new.shape)
+            )
+        };
+        if old.shape.is_empty() || index.shape.len() != 1 || new.shape.is_empty() {
+            return Err(Error::Shape(format!(
+                "{}: index_vector must be 1-D and the tensors at least 1-D, got {}",
+                Self::OP,
+                shapes()
+            )));
+        }
+        if index.shape[0] != new.shape[0] || old.shape[1..] != new.shape[1..] || new.shape[0] > old.shape[0] {
+            return Err(Error::Shape(format!(
+                "{}: index_vector needs one entry per row of new_tensor, whose rows must have old_tensor's \
+                 row shape (and be no more than its rows), got {}",
+                Self::OP,
+                shapes()
+            )));
+        }
+        if old.dtype != new.dtype {
+            return Err(Error::DType(format!(
+                "{}: old_tensor ({}) and new_tensor ({}) must have one dtype",
+                Self::OP,
+                old.dtype,
+                new.dtype
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Op for IndexCopy {
+    fn name(&self) -> &'static str {
+        Self::OP
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["old_tensor", "index_vector", "new_tensor"]
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Self::check(&inputs[0], &inputs[1], &inputs[2])?;
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let (old, new) = (&inputs[0], &inputs[2]);
+        let (_, rows, inner) = split3(old.shape(), 0);
+        let idx = index_values(&inputs[1])?;
+        let dst = idx
+            .iter()
+            .map(|&i| {
+                usize::try_from(i).ok().filter(|&r| r < rows).ok_or_else(|| {
+                    Error::Index(format!("{}: index {i} is out of range for old_tensor with {rows} rows", Self::OP))
+                })
+            })
+            .collect::<Result<Vec<usize>>>()?;
+        let ((ob, or), (nb, nr)) = (dense(old), dense(new));
+        with_dtype!(old.dtype(), T => {
+            let (o_src, n_src) = (&ob.typed::<T>()?[or], &nb.typed::<T>()?[nr]);
+            outputs[0].write_out::<T, _>(|o| {
+                o.copy_from_slice(o_src);
+                for (r, &d) in dst.iter().enumerate() {
+                    o[d * inner..(d + 1) * inner].copy_from_slice(&n_src[r * inner..(r + 1) * inner]);
+                }
+            })
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        // Rows that were overwritten get no gradient on the old tensor; the new rows take theirs.
+        let zeros = g.zeros_like(inputs[2])?;
+        let old = g.apply1(IndexCopy, &[og[0], inputs[1], zeros])?;
+        let new = g.apply1(Take { axis: 0, mode: TakeMode::Raise }, &[og[0], inputs[1]])?;
+        Ok(vec![Some(old), None, Some(new)])
+    }
+}
+
+fn build<P: OpParams + Op + 'static>(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(P::parse(a)?))
+}
+
+/// The `contrib` ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "_contrib_quadratic",
+        aliases: &[],
+        args: &["data"],
+        doc: "a·x² + b·x + c, elementwise.",
+        params: Quadratic::schema,
+        build: build::<Quadratic>,
+    },
+    OpDef {
+        name: "_contrib_div_sqrt_dim",
+        aliases: &[],
+        args: &["data"],
+        doc: "data / sqrt(data.shape[-1]): the attention-score scaling.",
+        params: NoParams::schema,
+        build: |a| {
+            NoParams::parse(a)?;
+            Ok(Arc::new(DivSqrtDim))
+        },
+    },
+    OpDef {
+        name: "_contrib_arange_like",
+        aliases: &[],
+        args: &["data"],
+        doc: "Evenly spaced values shaped like data (or as long as one of its axes).",
+        params: ArangeLike::schema,
+        build: build::<ArangeLike>,
+    },
+    OpDef {
+        name: "_contrib_index_array",
+        aliases: &[],
+        args: &["data"],
+        doc: "The coordinates of every element of data (int64, one more axis).",
+        params: IndexArray::schema,
+        build: build::<IndexArray>,
+    },
+    OpDef {
+        name: "_contrib_index_copy",
+        aliases: &[],
+        args: &["old_tensor", "index_vector", "new_tensor"],
+        doc: "old_tensor with row index_vector[i] replaced by row i of new_tensor.",
+        params: NoParams::schema,
+        build: |a| {
+            NoParams::parse(a)?;
+            Ok(Arc::new(IndexCopy))
+        },
+    },
+];
