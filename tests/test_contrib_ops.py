@@ -225,3 +225,25 @@ def test_while_loop_pads_with_zeros_and_cond():
 def test_symbolic_control_flow_is_refused_clearly():
     with pytest.raises(NotImplementedError, match="nd.contrib.foreach"):
         mx.sym.contrib.foreach(lambda d, s: (d, s), mx.sym.var("x"), [mx.sym.var("s")])
+
+
+def test_straight_through_estimators_and_gradient_multiplier():
+    # MXNet 1.9.1 prints y = [-6, 6, -6, 6, 9, 3, -3] and x.grad = 1.5 everywhere here.
+    x = nd.array([-1.5, 1.5, -1.9, 1.9, 2.7, 0.5, -0.5])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = nd.contrib.round_ste(x) * 3
+        z = nd.contrib.gradientmultiplier(y, scalar=0.5)
+    z.backward()
+    np.testing.assert_array_equal(y.asnumpy(), [-6, 6, -6, 6, 9, 3, -3])
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.full(7, 1.5))
+    np.testing.assert_array_equal(nd.contrib.sign_ste(nd.array([-2, 0, 3])).asnumpy(), [-1, 0, 1])
+
+
+def test_allclose():
+    a, b = nd.array([1e10, 1e-7]), nd.array([1.00001e10, 1e-8])
+    r = nd.contrib.allclose(a, b)
+    assert (r.shape, r.dtype, r.asscalar()) == ((), np.uint8, 0)
+    assert nd.contrib.allclose(nd.array([1e10, 1e-8]), nd.array([1.00001e10, 1e-9])).asscalar()
+    with pytest.raises(mx.MXNetError, match="one shape"):
+        nd.contrib.allclose(nd.array([1, 2]), nd.array([1]))

@@ -328,6 +328,10 @@ def _contrib_CTCLoss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def _contrib_allclose(
+    a: NDArray, b: NDArray, rtol: float = ..., atol: float = ..., equal_nan: bool = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _contrib_arange_like(
     data: NDArray, start: float = ..., step: float = ..., repeat: int = ..., ctx: str = ...,
     axis: int | None = ..., *, out: NDArray | None = ..., name: str | None = ...,
@@ -366,6 +370,10 @@ def _contrib_ctc_loss(
 def _contrib_div_sqrt_dim(
     data: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def _contrib_gradientmultiplier(
+    data: NDArray, scalar: float = ..., is_int: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def _contrib_index_array(
     data: NDArray, axes: tuple[int, ...] | None = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
@@ -392,6 +400,12 @@ def _contrib_interleaved_matmul_selfatt_valatt(
 def _contrib_quadratic(
     data: NDArray, a: float = ..., b: float = ..., c: float = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
+) -> Any: ...
+def _contrib_round_ste(
+    data: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_sign_ste(
+    data: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _copy(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def _dense_dot(

@@ -350,6 +350,10 @@ def _contrib_CTCLoss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _contrib_allclose(
+    a: Symbol | None = ..., b: Symbol | None = ..., rtol: float = ..., atol: float = ...,
+    equal_nan: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _contrib_arange_like(
     data: Symbol | None = ..., start: float = ..., step: float = ..., repeat: int = ...,
     ctx: str = ..., axis: int | None = ..., *, name: str | None = ...,
@@ -390,6 +394,10 @@ def _contrib_ctc_loss(
 def _contrib_div_sqrt_dim(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _contrib_gradientmultiplier(
+    data: Symbol | None = ..., scalar: float = ..., is_int: bool = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _contrib_index_array(
     data: Symbol | None = ..., axes: tuple[int, ...] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -417,6 +425,12 @@ def _contrib_interleaved_matmul_selfatt_valatt(
 def _contrib_quadratic(
     data: Symbol | None = ..., a: float = ..., b: float = ..., c: float = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_round_ste(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_sign_ste(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _copy(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,

@@ -1,5 +1,7 @@
 //! Small `contrib` operators of MXNet 1.x: `quadratic`, `div_sqrt_dim`, `arange_like`,
-//! `index_array` and `index_copy` (registered as `_contrib_<name>`, shown as `nd.contrib.<name>`).
+//! `index_array`, `index_copy`, `gradientmultiplier`, the straight-through estimators
+//! `round_ste`/`sign_ste` and `allclose` (registered as `_contrib_<name>`, shown as
+//! `nd.contrib.<name>`).
 
 use std::sync::Arc;
 
@@ -323,6 +325,137 @@ impl Op for IndexCopy {
     }
 }
 
+/// `gradientmultiplier(data, scalar)`: the identity forward; backward multiplies the gradient by
+/// `scalar` (gradient reversal with a negative one).
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct GradientMultiplier {
+    /// The factor applied to the gradient.
+    #[param(default = 1.0)]
+    pub scalar: f64,
+    /// Whether scalar was given as an integer (accepted; MXNet's scalar-op convention).
+    #[param(default = true)]
+    pub is_int: bool,
+}
+
+impl Op for GradientMultiplier {
+    fn name(&self) -> &'static str {
+        "_contrib_gradientmultiplier"
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        self.to_attrs()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        outputs[0].write_from(&inputs[0])
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![Some(g.mul_scalar(og[0], self.scalar)?)])
+    }
+}
+
+/// A straight-through estimator: `round` or `sign` forward, the identity's gradient backward.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StraightThrough {
+    pub sign: bool,
+}
+
+impl Op for StraightThrough {
+    fn name(&self) -> &'static str {
+        if self.sign {
+            "_contrib_sign_ste"
+        } else {
+            "_contrib_round_ste"
+        }
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        Ok(vec![inputs[0].clone()])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let x = &inputs[0];
+        let src = x.snapshot();
+        let sign = self.sign;
+        with_dtype!(x.dtype(), T => {
+            let s = src.typed::<T>()?;
+            outputs[0].write_out::<T, _>(|o| {
+                unary(s, x.layout(), o, Cost::Light, move |v: T| {
+                    let v = v.to_f64();
+                    // round: halves away from zero; sign: 0 for zero and NaN, as MXNet's.
+                    let r = if !sign { v.round() } else if v > 0.0 { 1.0 } else if v < 0.0 { -1.0 } else { 0.0 };
+                    T::from_f64(r)
+                })
+            })
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _i: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![Some(og[0])])
+    }
+}
+
+/// `allclose(a, b, rtol, atol, equal_nan)`: a 0-d uint8, 1 when `|a - b| <= atol + rtol·|b|`
+/// everywhere (NaNs equal to NaNs with `equal_nan`).
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct AllClose {
+    /// Relative tolerance.
+    #[param(default = 1e-5)]
+    pub rtol: f64,
+    /// Absolute tolerance.
+    #[param(default = 1e-8)]
+    pub atol: f64,
+    /// Whether NaNs in a equal NaNs in b.
+    #[param(default = true)]
+    pub equal_nan: bool,
+}
+
+impl Op for AllClose {
+    fn name(&self) -> &'static str {
+        "_contrib_allclose"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["a", "b"]
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        self.to_attrs()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        if inputs[0].shape != inputs[1].shape {
+            return Err(Error::Shape(format!(
+                "_contrib_allclose: a and b must have one shape, got {} and {}",
+                fmt_shape(&inputs[0].shape),
+                fmt_shape(&inputs[1].shape)
+            )));
+        }
+        Ok(vec![Meta::new(&[], DType::U8)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let (a, b) = (inputs[0].to_f64_vec(), inputs[1].to_f64_vec());
+        let close = a.iter().zip(&b).all(|(&x, &y)| {
+            if x.is_nan() || y.is_nan() {
+                self.equal_nan && x.is_nan() && y.is_nan()
+            } else {
+                x == y || (x - y).abs() <= self.atol + self.rtol * y.abs()
+            }
+        });
+        outputs[0].write_out::<u8, _>(|o| o[0] = u8::from(close))
+    }
+    fn differentiable(&self) -> bool {
+        false
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, _i: &[Val], _o: &[Val], _og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![None, None])
+    }
+}
+
 fn build<P: OpParams + Op + 'static>(a: &Attrs) -> Result<OpRef> {
     Ok(Arc::new(P::parse(a)?))
 }
@@ -374,5 +507,43 @@ pub const DEFS: &[OpDef] = &[
             NoParams::parse(a)?;
             Ok(Arc::new(IndexCopy))
         },
+    },
+    OpDef {
+        name: "_contrib_gradientmultiplier",
+        aliases: &[],
+        args: &["data"],
+        doc: "Identity forward; the gradient is multiplied by scalar.",
+        params: GradientMultiplier::schema,
+        build: build::<GradientMultiplier>,
+    },
+    OpDef {
+        name: "_contrib_round_ste",
+        aliases: &[],
+        args: &["data"],
+        doc: "round forward, identity gradient (straight-through estimator).",
+        params: NoParams::schema,
+        build: |a| {
+            NoParams::parse(a)?;
+            Ok(Arc::new(StraightThrough { sign: false }))
+        },
+    },
+    OpDef {
+        name: "_contrib_sign_ste",
+        aliases: &[],
+        args: &["data"],
+        doc: "sign forward, identity gradient (straight-through estimator).",
+        params: NoParams::schema,
+        build: |a| {
+            NoParams::parse(a)?;
+            Ok(Arc::new(StraightThrough { sign: true }))
+        },
+    },
+    OpDef {
+        name: "_contrib_allclose",
+        aliases: &[],
+        args: &["a", "b"],
+        doc: "1 (a 0-d uint8) when |a - b| <= atol + rtol·|b| everywhere, else 0.",
+        params: AllClose::schema,
+        build: build::<AllClose>,
     },
 ];

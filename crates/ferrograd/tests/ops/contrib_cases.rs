@@ -207,6 +207,43 @@ pub fn contrib(name: &'static str) {
             let b = ferrograd::call(name, &[f64s(&[0.0; 12], &[2, 3, 2])], &[("threshold", float(0.5))]).unwrap();
             assert_eq!((b[0].shape(), b[1].shape()), (&[2usize, 3][..], &[2usize, 2][..]));
         }
+        "_contrib_gradientmultiplier" => {
+            let x = f64s(&[1.0, -2.5, 3.0], &[3]);
+            check_arr(
+                "gradientmultiplier",
+                &call1(name, &[x], &[("scalar", float(-0.5))]),
+                &[3],
+                F64,
+                &[1.0, -2.5, 3.0],
+                0.0,
+                0.0,
+            );
+        }
+        "_contrib_round_ste" | "_contrib_sign_ste" => {
+            let x = f64s(&[-1.5, 1.5, -1.9, 1.9, 2.7, 0.5, -0.5, 0.0, f64::NAN], &[9]);
+            let want: &[f64] = if name == "_contrib_round_ste" {
+                &[-2., 2., -2., 2., 3., 1., -1., 0.] // halves away from zero, as MXNet's round
+            } else {
+                &[-1., 1., -1., 1., 1., 1., -1., 0.]
+            };
+            let y = values(&call1(name, &[x], &[]));
+            assert_eq!(&y[..8], want, "{name}");
+            assert!(if name == "_contrib_sign_ste" { y[8] == 0.0 } else { y[8].is_nan() }, "{name} of NaN: {}", y[8]);
+        }
+        "_contrib_allclose" => {
+            let run = |a: &[f64], b: &[f64], p: &[(&str, ferrograd::ops::AttrValue)]| {
+                let y = call1(name, &[f64s(a, &[a.len()]), f64s(b, &[b.len()])], p);
+                assert_eq!((y.shape(), y.dtype()), (&[][..], ferrograd::DType::U8));
+                values(&y)[0]
+            };
+            // MXNet's documented examples.
+            assert_eq!(run(&[1e10, 1e-7], &[1.00001e10, 1e-8], &[]), 0.0);
+            assert_eq!(run(&[1e10, 1e-8], &[1.00001e10, 1e-9], &[]), 1.0);
+            assert_eq!(run(&[1.0, f64::NAN], &[1.0, f64::NAN], &[]), 1.0);
+            assert_eq!(run(&[1.0, f64::NAN], &[1.0, f64::NAN], &[("equal_nan", boolean(false))]), 0.0);
+            assert_eq!(run(&[1.0, 2.0], &[1.1, 2.0], &[("atol", float(0.2))]), 1.0);
+            assert!(ferrograd::call(name, &[f64s(&[1.0, 2.0], &[2]), f64s(&[1.0], &[1])], &[]).is_err());
+        }
         other => panic!("no contrib case for {other}"),
     }
 }
@@ -258,6 +295,17 @@ pub fn contrib_grad(name: &'static str) {
                 &mut rng,
                 true,
             );
+        }
+        "_contrib_gradientmultiplier" => {
+            // Deliberately not the derivative of the (identity) forward: no finite differences.
+            let op = build(name, &[("scalar", float(-0.5))]);
+            let g = eval_grad(op.as_ref(), &[f64s(&[1.0, 2.0], &[2])], &[f64s(&[4.0, -2.0], &[2])]).unwrap();
+            assert_eq!(g[0].as_ref().unwrap().to_f64_vec(), vec![-2.0, 1.0]);
+        }
+        "_contrib_round_ste" | "_contrib_sign_ste" => {
+            let op = build(name, &[]);
+            let g = eval_grad(op.as_ref(), &[f64s(&[-1.4, 0.0, 2.6], &[3])], &[f64s(&[3.0, -1.0, 0.5], &[3])]).unwrap();
+            assert_eq!(g[0].as_ref().unwrap().to_f64_vec(), vec![3.0, -1.0, 0.5], "{name}: identity gradient");
         }
         // Zero gradients, as in MXNet.
         "_contrib_box_iou" | "_contrib_bipartite_matching" | "_contrib_arange_like" | "_contrib_index_array" => {

@@ -453,6 +453,10 @@ table! {
     "_backward_contrib_box_nms" => contrib, bnms_p, ct::contrib, Some(ct::contrib_grad);
     "_contrib_box_rows_gather" => contrib, none, ct::contrib, Some(ct::contrib_grad);
     "_contrib_bipartite_matching" => contrib, bm_p, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_gradientmultiplier" => contrib, none, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_round_ste" => contrib, none, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_sign_ste" => contrib, none, ct::contrib, Some(ct::contrib_grad);
+    "_contrib_allclose" => contrib, none, ct::contrib, NONDIFF;
     "_contrib_interleaved_matmul_selfatt_qk" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
     "_contrib_interleaved_matmul_selfatt_valatt" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
     "_contrib_interleaved_matmul_encdec_qk" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
