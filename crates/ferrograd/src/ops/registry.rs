@@ -50,6 +50,11 @@ const MODULES: &[&[OpDef]] = &[
     super::conv::l2norm::DEFS,
     super::optim::DEFS,
     super::rnn::DEFS,
+    super::linalg::products::DEFS,
+    super::linalg::triangular::DEFS,
+    super::linalg::diagonal::DEFS,
+    super::linalg::factor::DEFS,
+    super::linalg::eigen::DEFS,
 ];
 
 /// Every registered op, each once.

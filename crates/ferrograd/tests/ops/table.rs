@@ -6,6 +6,7 @@
 use crate::common::*;
 use crate::compat_cases as cg;
 use crate::elem_extra_cases as ee;
+use crate::linalg20_cases as la;
 use crate::optim_cases as op;
 use crate::ordering_cases as oc;
 use crate::rnn_cases as rc;
@@ -431,6 +432,22 @@ table! {
     "multi_sgd_mom_update" => optim, op_multi, op::multi, NONDIFF;
     "multi_mp_sgd_update" => optim, op_multi, op::multi, NONDIFF;
     "multi_mp_sgd_mom_update" => optim, op_multi, op::multi, NONDIFF;
+    // linalg20
+    "_linalg_gemm" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_syrk" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_trmm" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_trsm" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_extractdiag" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_makediag" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_extracttrian" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_maketrian" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_sumlogdiag" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_potrf" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_potri" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_inverse" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_det" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_slogdet" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_syevd" => matmul, none, la::forward, Some(la::grad);
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.
