@@ -91,9 +91,11 @@ impl Extract {
     /// (batch, n, vector length), checked.
     fn dims(&self, m: &Meta) -> Result<(usize, usize, usize)> {
         let (b, n) = square(self.name(), "A", m)?;
-        if n as u64 <= self.offset.unsigned_abs() {
+        // Just past the edge the diagonal or triangle is empty (so that the gradient of a
+        // makediag/maketrian of an empty vector exists); further out is an error.
+        if (n as u64) < self.offset.unsigned_abs() {
             return Err(Error::Value(format!(
-                "{}: offset {} is out of range for matrices of size {n}x{n} (|offset| must be < {n})",
+                "{}: offset {} is out of range for matrices of size {n}x{n} (|offset| must be <= {n})",
                 self.name(),
                 self.offset
             )));
