@@ -1,5 +1,7 @@
-"""``mx.nd.linalg``: the registered ``_linalg_<name>`` operators as ``nd.linalg.<name>``
-(ferrograd has ``gelqf`` so far; the rest of MXNet's family is planned work)."""
+"""``mx.nd.linalg``: the registered ``_linalg_<name>`` operators as ``nd.linalg.<name>``:
+MXNet's whole family (``gemm``, ``gemm2``, ``syrk``, ``trmm``, ``trsm``, ``potrf``, ``potri``,
+``inverse``, ``det``, ``slogdet``, ``syevd``, ``gelqf``, ``sumlogdiag``, ``extractdiag``,
+``makediag``, ``extracttrian``, ``maketrian``), batched over the leading axes, with gradients."""
 
 from .. import ndarray as _nd  # partly initialised: the op functions are already in it
 from .._ferrograd import OpFunc as _OpFunc

@@ -507,12 +507,68 @@ def _lesser_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _linalg_det(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_extractdiag(
+    A: Symbol | None = ..., offset: int = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_extracttrian(
+    A: Symbol | None = ..., offset: int = ..., lower: bool = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _linalg_gelqf(
     A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_gemm(
+    A: Symbol | None = ..., B: Symbol | None = ..., C: Symbol | None = ...,
+    transpose_a: bool = ..., transpose_b: bool = ..., alpha: float = ..., beta: float = ...,
+    axis: int = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _linalg_gemm2(
     A: Symbol | None = ..., B: Symbol | None = ..., transpose_a: bool = ...,
     transpose_b: bool = ..., alpha: float = ..., axis: int = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_inverse(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_makediag(
+    A: Symbol | None = ..., offset: int = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_maketrian(
+    A: Symbol | None = ..., offset: int = ..., lower: bool = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_potrf(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_potri(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_slogdet(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_sumlogdiag(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_syevd(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_syrk(
+    A: Symbol | None = ..., transpose: bool = ..., alpha: float = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_trmm(
+    A: Symbol | None = ..., B: Symbol | None = ..., transpose: bool = ..., rightside: bool = ...,
+    lower: bool = ..., alpha: float = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _linalg_trsm(
+    A: Symbol | None = ..., B: Symbol | None = ..., transpose: bool = ..., rightside: bool = ...,
+    lower: bool = ..., alpha: float = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _logical_and(
@@ -1080,12 +1136,68 @@ def lamb_update_phase2(
     r2: Symbol | None = ..., *, lr: float, lower_bound: float = ..., upper_bound: float = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def linalg_det(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_extractdiag(
+    A: Symbol | None = ..., offset: int = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_extracttrian(
+    A: Symbol | None = ..., offset: int = ..., lower: bool = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def linalg_gelqf(
     A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_gemm(
+    A: Symbol | None = ..., B: Symbol | None = ..., C: Symbol | None = ...,
+    transpose_a: bool = ..., transpose_b: bool = ..., alpha: float = ..., beta: float = ...,
+    axis: int = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def linalg_gemm2(
     A: Symbol | None = ..., B: Symbol | None = ..., transpose_a: bool = ...,
     transpose_b: bool = ..., alpha: float = ..., axis: int = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_inverse(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_makediag(
+    A: Symbol | None = ..., offset: int = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_maketrian(
+    A: Symbol | None = ..., offset: int = ..., lower: bool = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_potrf(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_potri(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_slogdet(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_sumlogdiag(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_syevd(
+    A: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_syrk(
+    A: Symbol | None = ..., transpose: bool = ..., alpha: float = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_trmm(
+    A: Symbol | None = ..., B: Symbol | None = ..., transpose: bool = ..., rightside: bool = ...,
+    lower: bool = ..., alpha: float = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def linalg_trsm(
+    A: Symbol | None = ..., B: Symbol | None = ..., transpose: bool = ..., rightside: bool = ...,
+    lower: bool = ..., alpha: float = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def load(fname) -> Any: ...

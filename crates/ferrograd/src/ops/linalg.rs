@@ -3,6 +3,13 @@
 //! triangular, computed with Householder reflections as LAPACK's `gelqf` does (so the signs
 //! agree with MXNet's). Its gradient is `_backward_linalg_gelqf`.
 
+pub mod common;
+pub mod diagonal;
+pub mod eigen;
+pub mod factor;
+pub mod products;
+pub mod triangular;
+
 use std::sync::Arc;
 
 use super::params::{NoParams, OpDef, OpParams};

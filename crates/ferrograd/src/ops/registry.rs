@@ -53,6 +53,11 @@ const MODULES: &[&[OpDef]] = &[
     super::contrib::DEFS,
     super::boxes::DEFS,
     super::attention::DEFS,
+    super::linalg::products::DEFS,
+    super::linalg::triangular::DEFS,
+    super::linalg::diagonal::DEFS,
+    super::linalg::factor::DEFS,
+    super::linalg::eigen::DEFS,
 ];
 
 /// Every registered op, each once.

@@ -16,6 +16,7 @@ mod forward_shape;
 mod grad;
 mod gradcheck;
 mod input_delta;
+mod linalg20_cases;
 mod nn_cases;
 mod nn_loss_cases;
 mod norm_cases;

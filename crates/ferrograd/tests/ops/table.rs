@@ -7,6 +7,7 @@ use crate::common::*;
 use crate::compat_cases as cg;
 use crate::contrib_cases as ct;
 use crate::elem_extra_cases as ee;
+use crate::linalg20_cases as la;
 use crate::optim_cases as op;
 use crate::ordering_cases as oc;
 use crate::rnn_cases as rc;
@@ -461,6 +462,22 @@ table! {
     "_contrib_interleaved_matmul_selfatt_valatt" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
     "_contrib_interleaved_matmul_encdec_qk" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
     "_contrib_interleaved_matmul_encdec_valatt" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
+    // linalg20
+    "_linalg_gemm" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_syrk" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_trmm" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_trsm" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_extractdiag" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_makediag" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_extracttrian" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_maketrian" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_sumlogdiag" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_potrf" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_potri" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_inverse" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_det" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_slogdet" => matmul, none, la::forward, Some(la::grad);
+    "_linalg_syevd" => matmul, none, la::forward, Some(la::grad);
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.
