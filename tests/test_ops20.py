@@ -351,7 +351,7 @@ def test_group_norm_bad_inputs():
         nd.GroupNorm(nd.ones((2, 4, 2)), nd.ones(1), nd.ones(1), num_groups=0)
 
 
-# --- SVMOutput, amp casts, index conversions, im2col / col2im, histogram ---------------------------
+# --- SVMOutput, amp casts, index conversions, im2col / col2im, histogram ----------------------
 
 @pytest.mark.parametrize("case", FIXTURE["SVMOutput"], ids=lambda c: str(sorted(c["params"])))
 def test_svm_output_matches_mxnet(case):
