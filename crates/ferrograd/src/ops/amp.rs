@@ -98,6 +98,9 @@ impl Op for AmpMulticast {
     fn name(&self) -> &'static str {
         "amp_multicast"
     }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["*data"]
+    }
     fn variadic(&self) -> bool {
         true
     }

@@ -65,6 +65,13 @@ impl Op for AllFinite {
     fn name(&self) -> &'static str {
         self.op_name()
     }
+    fn arg_names(&self) -> &'static [&'static str] {
+        if self.num_arrays.is_some() {
+            &["*data"]
+        } else {
+            &["data"]
+        }
+    }
     fn variadic(&self) -> bool {
         self.num_arrays.is_some()
     }

@@ -66,13 +66,13 @@ impl Blocks {
                     unravel(o, out, &mut oidx);
                     let mut pos = 0usize;
                     let mut inside = true;
-                    for d in 0..nd {
+                    for (d, &size) in image.iter().enumerate().take(nd) {
                         let at = (oidx[d] * self.stride[d] + kidx[d] * self.dilate[d]) as isize - self.pad[d] as isize;
-                        if at < 0 || at as usize >= image[d] {
+                        if at < 0 || at as usize >= size {
                             inside = false;
                             break;
                         }
-                        pos = pos * image[d] + at as usize;
+                        pos = pos * size + at as usize;
                     }
                     map.push(if inside { c * plane + pos } else { NONE });
                 }

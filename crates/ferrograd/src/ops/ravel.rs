@@ -81,7 +81,7 @@ impl Op for Ravel {
                 let mut flat = 0usize;
                 for (d, &size) in self.shape.iter().enumerate() {
                     let v = vals[d * n + j].trunc();
-                    if !(v >= 0.0 && v < size as f64) {
+                    if !(0.0..size as f64).contains(&v) {
                         return Err(self.index_error(format!("index {} on axis {d} (column {j})", vals[d * n + j])));
                     }
                     flat = flat * size + v as usize;
@@ -93,7 +93,7 @@ impl Op for Ravel {
             let mut rows = vec![Vec::with_capacity(vals.len()); nd];
             for (j, &raw) in vals.iter().enumerate() {
                 let v = raw.trunc();
-                if !(v >= 0.0 && v < total as f64) {
+                if !(0.0..total as f64).contains(&v) {
                     return Err(self.index_error(format!("flat index {raw} (element {j})")));
                 }
                 let mut rest = v as usize;

@@ -72,7 +72,7 @@ impl Seq {
                 }
                 let n = v.trunc().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
                 match range {
-                    Some((lo, hi)) if n < lo || n > hi => Err(Error::Index(format!(
+                    Some((lo, hi)) if !(lo..=hi).contains(&n) => Err(Error::Index(format!(
                         "{op}: sequence_length[{b}] = {v} is outside [{lo}, {hi}] (data has {} steps along axis {})",
                         self.steps, self.axis
                     ))),

@@ -37,10 +37,10 @@ fn seq_ref(name: &str, x: &NDArray, axis: usize, lens: &[i64], value: f64) -> (V
     match name {
         "SequenceMask" => {
             let mut out = v.clone();
-            for b in 0..batch {
+            for (b, &n) in lens.iter().enumerate().take(batch) {
                 for t in 0..steps {
                     for i in 0..inner {
-                        if t as i64 >= lens[b] {
+                        if t as i64 >= n {
                             out[seq_at(&s, axis, t, b, i)] = value;
                         }
                     }
@@ -50,8 +50,8 @@ fn seq_ref(name: &str, x: &NDArray, axis: usize, lens: &[i64], value: f64) -> (V
         }
         "SequenceReverse" => {
             let mut out = v.clone();
-            for b in 0..batch {
-                let n = lens[b] as usize;
+            for (b, &n) in lens.iter().enumerate().take(batch) {
+                let n = n as usize;
                 for t in 0..n {
                     for i in 0..inner {
                         out[seq_at(&s, axis, t, b, i)] = v[seq_at(&s, axis, n - 1 - t, b, i)];
@@ -64,9 +64,9 @@ fn seq_ref(name: &str, x: &NDArray, axis: usize, lens: &[i64], value: f64) -> (V
             let mut shape = s.clone();
             shape.remove(axis);
             let mut out = Vec::new();
-            for b in 0..batch {
+            for (b, &n) in lens.iter().enumerate().take(batch) {
                 for i in 0..inner {
-                    out.push(v[seq_at(&s, axis, lens[b] as usize - 1, b, i)]);
+                    out.push(v[seq_at(&s, axis, n as usize - 1, b, i)]);
                 }
             }
             (shape, out)
@@ -709,9 +709,9 @@ fn im2col_ref(x: &NDArray, k: &[usize], s: &[usize], d: &[usize], p: &[usize]) -
         let opos = unravel(o, &out);
         let mut idx = vec![n, c];
         let mut ok = true;
-        for a in 0..nd {
+        for (a, &size) in img.iter().enumerate().take(nd) {
             let at = (opos[a] * s[a] + kpos[a] * d[a]) as i64 - p[a] as i64;
-            ok &= at >= 0 && (at as usize) < img[a];
+            ok &= at >= 0 && (at as usize) < size;
             idx.push(at.max(0) as usize);
         }
         if ok {

@@ -66,8 +66,8 @@ impl Op for HardSigmoid {
             outputs[0].write_out::<T, _>(|o| {
                 unary(s, x.layout(), o, Cost::Light, move |v: T| {
                     let y = a * v.to_f64() + b;
-                    // NaN passes through (neither comparison holds).
-                    T::from_f64(if y < 0.0 { 0.0 } else if y > 1.0 { 1.0 } else { y })
+                    // NaN passes through (clamp keeps it).
+                    T::from_f64(y.clamp(0.0, 1.0))
                 })
             })
         })

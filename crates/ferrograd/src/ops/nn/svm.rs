@@ -76,7 +76,7 @@ impl Op for SvmOutput {
         let classes = *inputs[0].shape().last().unwrap_or(&0);
         for (i, v) in inputs[1].to_f64_vec().into_iter().enumerate() {
             let k = v.trunc();
-            if !(k >= 0.0 && k < classes as f64) {
+            if !(0.0..classes as f64).contains(&k) {
                 return Err(Error::Index(format!(
                     "SVMOutput: label[{i}] = {v} is not a class index in [0, {classes})"
                 )));
