@@ -361,3 +361,8 @@ def Custom(*inputs, op_type=None, **kwargs):  # noqa: N802 - MXNet's name
 
 __all__ += ["Custom"]
 __all__ += ["save", "load", "load_frombuffer"]
+
+from ._histogram import histogram  # noqa: E402
+from ._logical import logical_and, logical_or, logical_xor  # noqa: E402
+
+__all__ += ["logical_and", "logical_or", "logical_xor", "histogram"]

@@ -83,6 +83,11 @@ def FullyConnected(
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def Group(symbols, create_fn=...) -> Any: ...
+def GroupNorm(
+    data: Symbol | None = ..., gamma: Symbol | None = ..., beta: Symbol | None = ...,
+    num_groups: int = ..., eps: float = ..., output_mean_var: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def InstanceNorm(
     data: Symbol | None = ..., gamma: Symbol | None = ..., beta: Symbol | None = ...,
     eps: float = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -146,6 +151,26 @@ def RNN(
 def Reshape(
     data: Symbol | None = ..., *, shape: tuple[int, ...], reverse: bool = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def SVMOutput(
+    data: Symbol | None = ..., label: Symbol | None = ..., margin: float = ...,
+    regularization_coefficient: float = ..., use_linear: bool = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def SequenceLast(
+    data: Symbol | None = ..., sequence_length: Symbol | None = ...,
+    use_sequence_length: bool = ..., axis: int = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def SequenceMask(
+    data: Symbol | None = ..., sequence_length: Symbol | None = ...,
+    use_sequence_length: bool = ..., value: float = ..., axis: int = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def SequenceReverse(
+    data: Symbol | None = ..., sequence_length: Symbol | None = ...,
+    use_sequence_length: bool = ..., axis: int = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def SliceChannel(
     data: Symbol | None = ..., *, num_outputs: int, axis: int = ..., squeeze_axis: bool = ...,
@@ -479,6 +504,11 @@ def _greater_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _histogram(
+    data: Symbol | None = ..., bins: Symbol | None = ..., bin_cnt: int | None = ...,
+    range: tuple[float, ...] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _hypot(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -751,6 +781,10 @@ def _random_uniform(
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _ravel_multi_index(
+    data: Symbol | None = ..., shape: tuple[int, ...] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _rdiv_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -835,6 +869,10 @@ def _sub(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _unravel_index(
+    data: Symbol | None = ..., shape: tuple[int, ...] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _zeros(
     shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -856,6 +894,18 @@ def adamw_update(
 ) -> Any: ...
 def add_n(
     *args: Symbol, num_args: int | None = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def all_finite(
+    data: Symbol | None = ..., init_output: bool = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def amp_cast(
+    data: Symbol | None = ..., *, dtype: str, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def amp_multicast(
+    *data: Symbol, num_outputs: int, cast_narrow: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def arccos(
@@ -1021,6 +1071,11 @@ def clip(
     data: Symbol | None = ..., *, a_min: float, a_max: float, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def col2im(
+    data: Symbol | None = ..., *, output_size: tuple[int, ...], kernel: tuple[int, ...],
+    stride: tuple[int, ...] = ..., dilate: tuple[int, ...] = ..., pad: tuple[int, ...] = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def concat(
     *data: Symbol, dim: int = ..., num_args: int | None = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -1043,6 +1098,10 @@ def ctc_loss(
 ) -> Any: ...
 def degrees(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def depth_to_space(
+    data: Symbol | None = ..., *, block_size: int, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def diag(
     data: Symbol | None = ..., k: int = ..., axis1: int = ..., axis2: int = ..., *,
@@ -1121,9 +1180,18 @@ def gather_nd(
     data: Symbol | None = ..., indices: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def hard_sigmoid(
+    data: Symbol | None = ..., alpha: float = ..., beta: float = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def hypot(left, right) -> Any: ...
 def identity(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def im2col(
+    data: Symbol | None = ..., *, kernel: tuple[int, ...], stride: tuple[int, ...] = ...,
+    dilate: tuple[int, ...] = ..., pad: tuple[int, ...] = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def lamb_update_phase1(
     weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
@@ -1247,6 +1315,10 @@ def min_axis(
     exclude: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def minimum(left, right) -> Any: ...
+def moments(
+    data: Symbol | None = ..., axes: tuple[int, ...] | None = ..., keepdims: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def mp_adamw_update(
     weight: Symbol | None = ..., grad: Symbol | None = ..., mean: Symbol | None = ...,
     var: Symbol | None = ..., weight32: Symbol | None = ..., rescale_grad: Symbol | None = ..., *,
@@ -1270,6 +1342,10 @@ def mp_sgd_update(
     weight: Symbol | None = ..., grad: Symbol | None = ..., weight32: Symbol | None = ..., *,
     lr: float, wd: float = ..., rescale_grad: float = ..., clip_gradient: float = ...,
     lazy_update: bool = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def multi_all_finite(
+    *data: Symbol, num_arrays: int = ..., init_output: bool = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def multi_mp_sgd_mom_update(
     *data: Symbol, lrs: tuple[float, ...], wds: tuple[float, ...], momentum: float = ...,
@@ -1414,6 +1490,10 @@ def random_randint(
 def random_uniform(
     low: float = ..., high: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def ravel_multi_index(
+    data: Symbol | None = ..., shape: tuple[int, ...] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def rcbrt(
@@ -1586,6 +1666,10 @@ def sort(
     data: Symbol | None = ..., axis: int | None = ..., is_ascend: bool = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def space_to_depth(
+    data: Symbol | None = ..., *, block_size: int, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def split(
     data: Symbol | None = ..., *, num_outputs: int, axis: int = ..., squeeze_axis: bool = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -1650,6 +1734,10 @@ def trunc(
 def uniform(
     low: float = ..., high: float = ..., shape: tuple[int, ...] | None = ..., ctx: str = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def unravel_index(
+    data: Symbol | None = ..., shape: tuple[int, ...] | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def var(

@@ -80,7 +80,9 @@ pub fn infer_reshape(src: &[usize], spec: &[i64], reverse: bool) -> Result<Vec<u
     }
     let total: usize = src.iter().product();
     if let Some(k) = infer_at {
-        let known: i64 = out.iter().enumerate().filter(|&(n, _)| n != k).map(|(_, &d)| d).product();
+        // Saturating: a product past i64 cannot divide any real element count.
+        let known: i64 =
+            out.iter().enumerate().filter(|&(n, _)| n != k).fold(1i64, |acc, (_, &d)| acc.saturating_mul(d));
         if known == 0 && total == 0 {
             // An empty array (`(0, 3)` flattened by `(0, -1)`): the size cannot come from the
             // element count, so -1 takes the input axes it stands for (its own and any left
@@ -98,7 +100,8 @@ pub fn infer_reshape(src: &[usize], spec: &[i64], reverse: bool) -> Result<Vec<u
     if reverse {
         shape.reverse();
     }
-    if shape.iter().product::<usize>() != total {
+    // Checked: a requested shape whose size overflows cannot match the element count.
+    if shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)) != Some(total) {
         return Err(err(&format!("{} elements cannot take shape {}", total, fmt_shape(&shape))));
     }
     Ok(shape)

@@ -58,6 +58,17 @@ const MODULES: &[&[OpDef]] = &[
     super::linalg::diagonal::DEFS,
     super::linalg::factor::DEFS,
     super::linalg::eigen::DEFS,
+    super::sequence::DEFS,
+    super::nn::hard_sigmoid::DEFS,
+    super::finite::DEFS,
+    super::space_depth::DEFS,
+    super::moments::DEFS,
+    super::conv::group_norm::DEFS,
+    super::nn::svm::DEFS,
+    super::amp::DEFS,
+    super::ravel::DEFS,
+    super::im2col::DEFS,
+    super::histogram::DEFS,
 ];
 
 /// Every registered op, each once.

@@ -20,6 +20,7 @@ mod linalg20_cases;
 mod nn_cases;
 mod nn_loss_cases;
 mod norm_cases;
+mod ops20_cases;
 mod optim_cases;
 mod ordering_cases;
 mod pool_cases;

@@ -8,6 +8,7 @@ use crate::compat_cases as cg;
 use crate::contrib_cases as ct;
 use crate::elem_extra_cases as ee;
 use crate::linalg20_cases as la;
+use crate::ops20_cases as o20;
 use crate::optim_cases as op;
 use crate::ordering_cases as oc;
 use crate::rnn_cases as rc;
@@ -177,6 +178,35 @@ fn heads_p() -> Params {
 }
 fn bnms_p() -> Params {
     vec![("shape", tuple(&[3, 2]))]
+}
+
+// ops20
+fn o20_seq() -> Params {
+    o20::sequence_p()
+}
+fn o20_block() -> Params {
+    o20::space_depth_p()
+}
+fn o20_moments() -> Params {
+    o20::moments_p()
+}
+fn o20_group_norm() -> Params {
+    o20::group_norm_p()
+}
+fn o20_amp_cast() -> Params {
+    vec![("dtype", string("float16"))]
+}
+fn o20_amp_multicast() -> Params {
+    o20::amp_multicast_p()
+}
+fn o20_ravel() -> Params {
+    o20::ravel_p()
+}
+fn o20_im2col() -> Params {
+    o20::im2col_p()
+}
+fn o20_col2im() -> Params {
+    o20::col2im_p()
 }
 
 macro_rules! table {
@@ -478,6 +508,25 @@ table! {
     "_linalg_det" => matmul, none, la::forward, Some(la::grad);
     "_linalg_slogdet" => matmul, none, la::forward, Some(la::grad);
     "_linalg_syevd" => matmul, none, la::forward, Some(la::grad);
+    // ops20
+    "SequenceMask" => shape_more, o20_seq, o20::sequence, Some(o20::sequence_grad);
+    "SequenceLast" => shape_more, o20_seq, o20::sequence, Some(o20::sequence_grad);
+    "SequenceReverse" => shape_more, o20_seq, o20::sequence, Some(o20::sequence_grad);
+    "hard_sigmoid" => elem_extra, none, o20::hard_sigmoid, Some(o20::hard_sigmoid_grad);
+    "all_finite" => elem_extra, none, o20::all_finite, NONDIFF;
+    "multi_all_finite" => elem_extra, none, o20::all_finite, NONDIFF;
+    "depth_to_space" => shape_more, o20_block, o20::space_depth, Some(o20::space_depth_grad);
+    "space_to_depth" => shape_more, o20_block, o20::space_depth, Some(o20::space_depth_grad);
+    "moments" => reduce, o20_moments, o20::moments, Some(o20::moments_grad);
+    "GroupNorm" => conv, o20_group_norm, o20::group_norm, Some(o20::group_norm_grad);
+    "SVMOutput" => loss, none, o20::svm, Some(o20::svm_grad);
+    "amp_cast" => elem_extra, o20_amp_cast, o20::amp_cast, Some(o20::amp_cast_grad);
+    "amp_multicast" => elem_extra, o20_amp_multicast, o20::amp_multicast, Some(o20::amp_multicast_grad);
+    "_ravel_multi_index" => indexing, o20_ravel, o20::ravel_index, NONDIFF;
+    "_unravel_index" => indexing, o20_ravel, o20::ravel_index, NONDIFF;
+    "im2col" => conv, o20_im2col, o20::im2col, Some(o20::im2col_grad);
+    "col2im" => conv, o20_col2im, o20::im2col, Some(o20::im2col_grad);
+    "_histogram" => reduce, none, o20::histogram, NONDIFF;
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.

@@ -6,6 +6,7 @@
 
 pub mod convolution;
 pub mod fused;
+pub mod group_norm;
 pub mod l2norm;
 pub mod norm;
 pub mod pooling;

@@ -11,8 +11,10 @@ pub mod activation;
 pub mod ctc;
 pub mod dense;
 pub mod dropout;
+pub mod hard_sigmoid;
 pub mod loss;
 pub mod softmax;
+pub mod svm;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
