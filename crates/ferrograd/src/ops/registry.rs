@@ -50,6 +50,10 @@ const MODULES: &[&[OpDef]] = &[
     super::conv::l2norm::DEFS,
     super::optim::DEFS,
     super::rnn::DEFS,
+    super::conv::resize::DEFS,
+    super::spatial::DEFS,
+    super::roi::DEFS,
+    super::correlation::DEFS,
 ];
 
 /// Every registered op, each once.

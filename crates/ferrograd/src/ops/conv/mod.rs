@@ -9,6 +9,7 @@ pub mod fused;
 pub mod l2norm;
 pub mod norm;
 pub mod pooling;
+pub mod resize;
 pub mod upsampling;
 
 use std::ops::Range;
