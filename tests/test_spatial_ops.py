@@ -36,7 +36,8 @@ def test_matches_mxnet(case):
     with autograd.record():
         out = _op(nd, case["op"])(*arrays, **case["kwargs"])
     out.backward(nd.array(np.array(case["head"]), dtype=dtype))
-    tol = {"rtol": 1e-7, "atol": 1e-7} if dtype == "float64" else {"rtol": 1e-4, "atol": 1e-4}
+    # MXNet computes some weights (BilinearResize2D's source positions) in float32.
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == "float64" else {"rtol": 1e-4, "atol": 1e-4}
     np.testing.assert_allclose(out.asnumpy(), np.array(case["output"]), **tol)
     for i, g in case["grads"].items():
         np.testing.assert_allclose(
@@ -320,7 +321,7 @@ def test_symbol_shape_inference():
     s = sym.Correlation(
         d, sym.var("d2"), kernel_size=3, max_displacement=4, stride1=2, stride2=2, pad_size=4
     )
-    assert s.infer_shape(data=(2, 3, 7, 8), d2=(2, 3, 7, 8))[1] == [(2, 25, 4, 4)]
+    assert s.infer_shape(data=(2, 3, 7, 8), d2=(2, 3, 7, 8))[1] == [(2, 25, 3, 3)]
 
 
 def test_executor_backward_matches_the_tape():
@@ -436,3 +437,12 @@ def test_integer_data_is_rejected():
         nd.contrib.BilinearResize2D(
             nd.zeros((1, 1, 2, 2), dtype="int32"), height=3, width=3
         ).wait_to_read()
+
+
+def test_roi_align_skips_a_negative_batch_index():
+    data = nd.array(RNG.uniform(-1, 1, (1, 2, 4, 4)))
+    rois = nd.array([[-1, 0, 0, 3, 3], [0, 0, 0, 3, 3]])
+    y = nd.contrib.ROIAlign(data, rois, pooled_size=(2, 2), spatial_scale=1.0).asnumpy()
+    np.testing.assert_array_equal(y[0], np.zeros((2, 2, 2)))
+    alone = nd.contrib.ROIAlign(data, rois[1:], pooled_size=(2, 2), spatial_scale=1.0).asnumpy()
+    np.testing.assert_array_equal(y[1], alone[0])
