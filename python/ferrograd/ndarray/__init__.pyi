@@ -34,6 +34,10 @@ def BatchNorm(
     min_calib_range: float | None = ..., max_calib_range: float | None = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def BilinearSampler(
+    data: NDArray, grid: NDArray, cudnn_off: bool | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def BlockGrad(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def CTCLoss(
     data: NDArray, label: NDArray, data_lengths: NDArray | None = ...,
@@ -54,6 +58,11 @@ def Convolution(
     num_filter: int, num_group: int = ..., workspace: int = ..., no_bias: bool = ...,
     cudnn_tune: Literal['fastest', 'limited_workspace', 'off'] | None = ..., cudnn_off: bool = ...,
     layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC'] | None = ...,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def Correlation(
+    data1: NDArray, data2: NDArray, kernel_size: int = ..., max_displacement: int = ...,
+    stride1: int = ..., stride2: int = ..., pad_size: int = ..., is_multiply: bool = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def Custom(*inputs, op_type=..., **kwargs) -> Any: ...
@@ -87,6 +96,9 @@ def FullyConnected(
 def GroupNorm(
     data: NDArray, gamma: NDArray, beta: NDArray, num_groups: int = ..., eps: float = ...,
     output_mean_var: bool = ..., *, out: NDArray | None = ..., name: str | None = ...,
+def GridGenerator(
+    data: NDArray, transform_type: Literal['affine', 'warp'], target_shape: tuple[int, ...] = ...,
+    *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def InstanceNorm(
     data: NDArray, gamma: NDArray, beta: NDArray, eps: float = ..., *, out: NDArray | None = ...,
@@ -145,6 +157,10 @@ def RNN(
     lstm_state_clip_nan: bool = ..., use_sequence_length: bool = ..., out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def ROIPooling(
+    data: NDArray, rois: NDArray, pooled_size: tuple[int, ...], spatial_scale: float, *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def Reshape(
     data: NDArray, shape: tuple[int, ...], reverse: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
@@ -184,6 +200,11 @@ def SoftmaxOutput(
     multi_output: bool = ..., use_ignore: bool = ..., preserve_shape: bool = ...,
     normalization: Literal['batch', 'null', 'valid'] = ..., out_grad: bool = ...,
     smooth_alpha: float = ..., *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def SpatialTransformer(
+    data: NDArray, loc: NDArray, target_shape: tuple[int, ...] = ..., *,
+    transform_type: Literal['affine'], sampler_type: Literal['bilinear'],
+    cudnn_off: bool | None = ..., out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def SwapAxis(
     data: NDArray, dim1: int = ..., dim2: int = ..., *, out: NDArray | None = ...,
@@ -270,6 +291,10 @@ def _backward_BatchNorm(
     axis: int = ..., cudnn_off: bool = ..., min_calib_range: float | None = ...,
     max_calib_range: float | None = ..., *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def _backward_BilinearSampler(
+    ograd: NDArray, data: NDArray, grid: NDArray, cudnn_off: bool | None = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _backward_Convolution(
     ograd: NDArray, data: NDArray, weight: NDArray, kernel: tuple[int, ...],
     stride: tuple[int, ...] = ..., dilate: tuple[int, ...] = ..., pad: tuple[int, ...] = ..., *,
@@ -277,6 +302,15 @@ def _backward_Convolution(
     cudnn_tune: Literal['fastest', 'limited_workspace', 'off'] | None = ..., cudnn_off: bool = ...,
     layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC'] | None = ...,
     out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _backward_Correlation(
+    ograd: NDArray, data1: NDArray, data2: NDArray, kernel_size: int = ...,
+    max_displacement: int = ..., stride1: int = ..., stride2: int = ..., pad_size: int = ...,
+    is_multiply: bool = ..., *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _backward_GridGenerator(
+    ograd: NDArray, transform_type: Literal['affine', 'warp'], target_shape: tuple[int, ...] = ...,
+    *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _backward_Pooling(
     ograd: NDArray, data: NDArray, kernel: tuple[int, ...] = ...,
@@ -297,6 +331,15 @@ def _backward_RNN(
     lstm_state_clip_nan: bool = ..., use_sequence_length: bool = ..., out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _backward_ROIAlign(
+    ograd: NDArray, data: NDArray, rois: NDArray, pooled_size: tuple[int, ...],
+    spatial_scale: float, sample_ratio: int = ..., position_sensitive: bool = ...,
+    aligned: bool = ..., *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _backward_ROIPooling(
+    ograd: NDArray, data: NDArray, rois: NDArray, pooled_size: tuple[int, ...],
+    spatial_scale: float, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _backward_SoftmaxOutput(
     output: NDArray, label: NDArray, grad_scale: float = ..., ignore_label: float = ...,
     multi_output: bool = ..., use_ignore: bool = ..., preserve_shape: bool = ...,
@@ -310,6 +353,15 @@ def _backward_clip(
 def _backward_contrib_box_nms(
     ograd: NDArray, sources: NDArray, shape: tuple[int, ...], *, out: NDArray | None = ...,
     name: str | None = ...,
+def _backward_contrib_AdaptiveAvgPooling2D(
+    ograd: NDArray, data: NDArray, output_size: tuple[int, ...] = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _backward_contrib_BilinearResize2D(
+    ograd: NDArray, data: NDArray, height: int = ..., width: int = ...,
+    scale_height: float | None = ..., scale_width: float | None = ...,
+    mode: Literal['like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'] = ...,
+    align_corners: bool = ..., *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _backward_gather_nd(
     data: NDArray, indices: NDArray, shape: tuple[int, ...], *, out: NDArray | None = ...,
@@ -341,6 +393,16 @@ def _backward_take(
     ograd: NDArray, indices: NDArray, axis: int = ...,
     mode: Literal['clip', 'raise', 'wrap'] = ..., *, shape: tuple[int, ...],
     out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_AdaptiveAvgPooling2D(
+    data: NDArray, output_size: tuple[int, ...] = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _contrib_BilinearResize2D(
+    data: NDArray, like: NDArray | None = ..., height: int = ..., width: int = ...,
+    scale_height: float | None = ..., scale_width: float | None = ...,
+    mode: Literal['like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'] = ...,
+    align_corners: bool = ..., *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _contrib_CTCLoss(
     data: NDArray, label: NDArray, data_lengths: NDArray | None = ...,
@@ -380,6 +442,11 @@ def _contrib_box_non_maximum_suppression(
 ) -> Any: ...
 def _contrib_box_rows_gather(
     data: NDArray, sources: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_ROIAlign(
+    data: NDArray, rois: NDArray, pooled_size: tuple[int, ...], spatial_scale: float,
+    sample_ratio: int = ..., position_sensitive: bool = ..., aligned: bool = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _contrib_ctc_loss(
     data: NDArray, label: NDArray, data_lengths: NDArray | None = ...,

@@ -25,6 +25,10 @@ def BatchNorm(
     min_calib_range: float | None = ..., max_calib_range: float | None = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def BilinearSampler(
+    data: Symbol | None = ..., grid: Symbol | None = ..., cudnn_off: bool | None = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def BlockGrad(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -49,6 +53,11 @@ def Convolution(
     no_bias: bool = ..., cudnn_tune: Literal['fastest', 'limited_workspace', 'off'] | None = ...,
     cudnn_off: bool = ..., layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC'] | None = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def Correlation(
+    data1: Symbol | None = ..., data2: Symbol | None = ..., kernel_size: int = ...,
+    max_displacement: int = ..., stride1: int = ..., stride2: int = ..., pad_size: int = ...,
+    is_multiply: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def Custom(*inputs, op_type=..., **kwargs) -> Any: ...
 def Deconvolution(
@@ -81,6 +90,10 @@ def FullyConnected(
     data: Symbol | None = ..., weight: Symbol | None = ..., bias: Symbol | None = ..., *,
     num_hidden: int, no_bias: bool = ..., flatten: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
+) -> Any: ...
+def GridGenerator(
+    data: Symbol | None = ..., *, transform_type: Literal['affine', 'warp'],
+    target_shape: tuple[int, ...] = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def Group(symbols, create_fn=...) -> Any: ...
 def GroupNorm(
@@ -148,6 +161,10 @@ def RNN(
     lstm_state_clip_nan: bool = ..., use_sequence_length: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def ROIPooling(
+    data: Symbol | None = ..., rois: Symbol | None = ..., *, pooled_size: tuple[int, ...],
+    spatial_scale: float, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def Reshape(
     data: Symbol | None = ..., *, shape: tuple[int, ...], reverse: bool = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -193,6 +210,11 @@ def SoftmaxOutput(
     preserve_shape: bool = ..., normalization: Literal['batch', 'null', 'valid'] = ...,
     out_grad: bool = ..., smooth_alpha: float = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
+) -> Any: ...
+def SpatialTransformer(
+    data: Symbol | None = ..., loc: Symbol | None = ..., target_shape: tuple[int, ...] = ..., *,
+    transform_type: Literal['affine'], sampler_type: Literal['bilinear'],
+    cudnn_off: bool | None = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def SwapAxis(
     data: Symbol | None = ..., dim1: int = ..., dim2: int = ..., *, name: str | None = ...,
@@ -294,6 +316,10 @@ def _backward_BatchNorm(
     min_calib_range: float | None = ..., max_calib_range: float | None = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _backward_BilinearSampler(
+    ograd: Symbol | None = ..., data: Symbol | None = ..., grid: Symbol | None = ...,
+    cudnn_off: bool | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _backward_Convolution(
     ograd: Symbol | None = ..., data: Symbol | None = ..., weight: Symbol | None = ..., *,
     kernel: tuple[int, ...], stride: tuple[int, ...] = ..., dilate: tuple[int, ...] = ...,
@@ -301,6 +327,16 @@ def _backward_Convolution(
     no_bias: bool = ..., cudnn_tune: Literal['fastest', 'limited_workspace', 'off'] | None = ...,
     cudnn_off: bool = ..., layout: Literal['NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC'] | None = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _backward_Correlation(
+    ograd: Symbol | None = ..., data1: Symbol | None = ..., data2: Symbol | None = ...,
+    kernel_size: int = ..., max_displacement: int = ..., stride1: int = ..., stride2: int = ...,
+    pad_size: int = ..., is_multiply: bool = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _backward_GridGenerator(
+    ograd: Symbol | None = ..., *, transform_type: Literal['affine', 'warp'],
+    target_shape: tuple[int, ...] = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _backward_Pooling(
     ograd: Symbol | None = ..., data: Symbol | None = ..., kernel: tuple[int, ...] = ...,
@@ -322,6 +358,17 @@ def _backward_RNN(
     lstm_state_clip_nan: bool = ..., use_sequence_length: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _backward_ROIAlign(
+    ograd: Symbol | None = ..., data: Symbol | None = ..., rois: Symbol | None = ..., *,
+    pooled_size: tuple[int, ...], spatial_scale: float, sample_ratio: int = ...,
+    position_sensitive: bool = ..., aligned: bool = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _backward_ROIPooling(
+    ograd: Symbol | None = ..., data: Symbol | None = ..., rois: Symbol | None = ..., *,
+    pooled_size: tuple[int, ...], spatial_scale: float, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _backward_SoftmaxOutput(
     output: Symbol | None = ..., label: Symbol | None = ..., grad_scale: float = ...,
     ignore_label: float = ..., multi_output: bool = ..., use_ignore: bool = ...,
@@ -336,6 +383,16 @@ def _backward_clip(
 def _backward_contrib_box_nms(
     ograd: Symbol | None = ..., sources: Symbol | None = ..., *, shape: tuple[int, ...],
     name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _backward_contrib_AdaptiveAvgPooling2D(
+    ograd: Symbol | None = ..., data: Symbol | None = ..., output_size: tuple[int, ...] = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _backward_contrib_BilinearResize2D(
+    ograd: Symbol | None = ..., data: Symbol | None = ..., height: int = ..., width: int = ...,
+    scale_height: float | None = ..., scale_width: float | None = ...,
+    mode: Literal['like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'] = ...,
+    align_corners: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _backward_gather_nd(
     data: Symbol | None = ..., indices: Symbol | None = ..., *, shape: tuple[int, ...],
@@ -368,6 +425,16 @@ def _backward_take(
     ograd: Symbol | None = ..., indices: Symbol | None = ..., axis: int = ...,
     mode: Literal['clip', 'raise', 'wrap'] = ..., *, shape: tuple[int, ...],
     name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_AdaptiveAvgPooling2D(
+    data: Symbol | None = ..., output_size: tuple[int, ...] = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_BilinearResize2D(
+    data: Symbol | None = ..., like: Symbol | None = ..., height: int = ..., width: int = ...,
+    scale_height: float | None = ..., scale_width: float | None = ...,
+    mode: Literal['like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'] = ...,
+    align_corners: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _contrib_CTCLoss(
     data: Symbol | None = ..., label: Symbol | None = ..., data_lengths: Symbol | None = ...,
@@ -409,6 +476,10 @@ def _contrib_box_non_maximum_suppression(
 def _contrib_box_rows_gather(
     data: Symbol | None = ..., sources: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
+def _contrib_ROIAlign(
+    data: Symbol | None = ..., rois: Symbol | None = ..., *, pooled_size: tuple[int, ...],
+    spatial_scale: float, sample_ratio: int = ..., position_sensitive: bool = ...,
+    aligned: bool = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _contrib_ctc_loss(
     data: Symbol | None = ..., label: Symbol | None = ..., data_lengths: Symbol | None = ...,

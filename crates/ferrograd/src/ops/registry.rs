@@ -69,6 +69,10 @@ const MODULES: &[&[OpDef]] = &[
     super::ravel::DEFS,
     super::im2col::DEFS,
     super::histogram::DEFS,
+    super::conv::resize::DEFS,
+    super::spatial::DEFS,
+    super::roi::DEFS,
+    super::correlation::DEFS,
 ];
 
 /// Every registered op, each once.

@@ -29,6 +29,7 @@ mod rnn_cases;
 mod sampling_dists_cases;
 mod shape_more_cases;
 mod sparse_dot_cases;
+mod spatial20_cases;
 mod table;
 
 macro_rules! family_tests {

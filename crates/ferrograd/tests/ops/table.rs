@@ -21,6 +21,10 @@ use crate::{
 };
 use crate::{nn_cases as nn, nn_loss_cases as nl};
 
+use crate::spatial20_cases::{
+    self as s20, adaptive_p, corr_p, grid_back_p, grid_p, resize_p, roi_align_p, roi_pool_p, st_p,
+};
+
 pub type CaseFn = fn(&'static str);
 
 pub struct Case {
@@ -527,6 +531,22 @@ table! {
     "im2col" => conv, o20_im2col, o20::im2col, Some(o20::im2col_grad);
     "col2im" => conv, o20_col2im, o20::im2col, Some(o20::im2col_grad);
     "_histogram" => reduce, none, o20::histogram, NONDIFF;
+    // spatial20
+    "_contrib_BilinearResize2D" => conv, resize_p, s20::resize, Some(s20::resize_grad);
+    "_backward_contrib_BilinearResize2D" => conv, none, s20::resize_backward, Some(s20::resize_backward_grad);
+    "_contrib_AdaptiveAvgPooling2D" => conv, adaptive_p, s20::adaptive, Some(s20::adaptive_grad);
+    "_backward_contrib_AdaptiveAvgPooling2D" => conv, none, s20::adaptive_backward, Some(s20::adaptive_backward_grad);
+    "GridGenerator" => conv, grid_p, s20::grid, Some(s20::grid_grad);
+    "_backward_GridGenerator" => conv, grid_back_p, s20::grid_backward, Some(s20::grid_backward_grad);
+    "BilinearSampler" => conv, none, s20::sampler, Some(s20::sampler_grad);
+    "_backward_BilinearSampler" => conv, none, s20::sampler_backward, NONDIFF;
+    "SpatialTransformer" => conv, st_p, s20::transformer, Some(s20::transformer_grad);
+    "ROIPooling" => conv, roi_pool_p, s20::roi_pooling, Some(s20::roi_pooling_grad);
+    "_backward_ROIPooling" => conv, roi_pool_p, s20::roi_pooling_backward, NONDIFF;
+    "_contrib_ROIAlign" => conv, roi_align_p, s20::roi_align, Some(s20::roi_align_grad);
+    "_backward_ROIAlign" => conv, roi_align_p, s20::roi_align_backward, NONDIFF;
+    "Correlation" => conv, corr_p, s20::correlation, Some(s20::correlation_grad);
+    "_backward_Correlation" => conv, corr_p, s20::correlation_backward, NONDIFF;
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.

@@ -10,6 +10,7 @@ pub mod group_norm;
 pub mod l2norm;
 pub mod norm;
 pub mod pooling;
+pub mod resize;
 pub mod upsampling;
 
 use std::ops::Range;

@@ -1,0 +1,545 @@
+//! Region-of-interest pooling: `ROIPooling` (max over integer bins) and `_contrib_ROIAlign`
+//! (average of bilinear samples, optionally position-sensitive and half-pixel aligned).
+//!
+//! `rois` is (R, 5): `[batch_index, x1, y1, x2, y2]` in input-image coordinates, scaled by
+//! `spatial_scale`. The output is (R, C, ph, pw) (position-sensitive: (R, C/(ph·pw), ph, pw)).
+//! The gradient goes to the data only (MXNet gives rois a zero gradient), through a dedicated
+//! `_backward_X(ograd, data, rois)` op that has no gradient of its own. Output planes (one per
+//! (roi, channel)) and gradient planes (one per (image, channel)) are independent, so large
+//! problems are split over the pool by planes, with results independent of the thread count.
+
+use std::sync::Arc;
+
+use ferrograd_kernels::element::Element;
+use ferrograd_kernels::par::{for_each_chunk_weighted, Cost};
+
+use crate::error::{fmt_shape, Error, Result};
+use crate::ndarray::{Meta, NDArray};
+use crate::ops::conv::{check_float, Contig};
+use crate::ops::params::{OpDef, OpParams};
+use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
+
+/// Sizes of one problem: data (N, C, H, W), R rois, pooled (ph, pw), output channels.
+#[derive(Clone, Copy, Debug)]
+struct RoiDims {
+    n: usize,
+    c: usize,
+    h: usize,
+    w: usize,
+    r: usize,
+    ph: usize,
+    pw: usize,
+    out_c: usize,
+}
+
+/// One output bin's contribution: (flat index in the data plane, weight) pairs.
+type BinTaps = Vec<(usize, f64)>;
+
+/// What the two ops share: the sizes checks and the plane-parallel drivers.
+trait RoiKind: Clone + std::fmt::Debug + Send + Sync + 'static {
+    const NAME: &'static str;
+    const BACKWARD: &'static str;
+    fn pooled(&self) -> [usize; 2];
+    /// Output channels for `c` data channels (or an error).
+    fn out_channels(&self, c: usize) -> Result<usize>;
+    /// Data channel read by output channel `oc` at bin (i, j).
+    fn in_channel(&self, oc: usize, i: usize, j: usize) -> usize;
+    /// The output channel and bins (row-major) that read data channel `ic`.
+    fn readers(&self, ic: usize) -> (usize, std::ops::Range<usize>) {
+        (ic, 0..self.pooled()[0] * self.pooled()[1])
+    }
+    /// The same op for data of single (float32) or double precision.
+    fn for_precision(&self, _single: bool) -> Self {
+        self.clone()
+    }
+    /// The taps of bin (i, j) of roi `roi` over an (h, w) plane whose values are `x` (ROIPooling's
+    /// max needs them). Empty: the bin reads nothing.
+    fn bin_taps(&self, roi: &[f64], i: usize, j: usize, h: usize, w: usize, x: &dyn Fn(usize) -> f64) -> BinTaps;
+    fn attrs(&self) -> Vec<(&'static str, String)>;
+}
+
+fn dims<K: RoiKind>(k: &K, op: &str, data: &[usize], rois: &[usize]) -> Result<RoiDims> {
+    if data.len() != 4 {
+        return Err(Error::Shape(format!("{op}: data must be 4-D (N, C, H, W), got shape {}", fmt_shape(data))));
+    }
+    if rois.len() != 2 || rois[1] != 5 {
+        return Err(Error::Shape(format!(
+            "{op}: rois must be (R, 5) rows [batch_index, x1, y1, x2, y2], got shape {}",
+            fmt_shape(rois)
+        )));
+    }
+    let [ph, pw] = k.pooled();
+    Ok(RoiDims { n: data[0], c: data[1], h: data[2], w: data[3], r: rois[0], ph, pw, out_c: k.out_channels(data[1])? })
+}
+
+/// The rois as f64 rows, with each batch index checked: `None` for a negative index (the roi
+/// is skipped: its output and gradient are 0), an error past the batch when `strict`.
+fn read_rois<T: Element>(op: &str, rois: &[T], n: usize, strict: bool) -> Result<Vec<Option<(usize, [f64; 5])>>> {
+    rois.chunks(5)
+        .enumerate()
+        .map(|(i, r)| {
+            let row = [r[0].to_f64(), r[1].to_f64(), r[2].to_f64(), r[3].to_f64(), r[4].to_f64()];
+            let b = row[0];
+            if b < 0.0 {
+                return Ok(None);
+            }
+            if b as usize >= n || !b.is_finite() {
+                if strict {
+                    return Err(Error::Index(format!(
+                        "{op}: roi {i} has batch_index {b}, but data has a batch of {n}"
+                    )));
+                }
+                return Ok(None);
+            }
+            Ok(Some((b as usize, row)))
+        })
+        .collect()
+}
+
+fn forward<K: RoiKind, T: Element>(k: &K, d: &RoiDims, x: &[T], rois: &[Option<(usize, [f64; 5])>], y: &mut [T]) {
+    let (hw, bins) = (d.h * d.w, d.ph * d.pw);
+    if bins == 0 {
+        return;
+    }
+    let mut planes: Vec<&mut [T]> = y.chunks_mut(bins).collect();
+    for_each_chunk_weighted(&mut planes, bins * 16, Cost::Light, |start, ps| {
+        for (q, p) in ps.iter_mut().enumerate() {
+            let (ri, oc) = ((start + q) / d.out_c, (start + q) % d.out_c);
+            for (bin, o) in p.iter_mut().enumerate() {
+                let (i, j) = (bin / d.pw, bin % d.pw);
+                *o = match rois[ri] {
+                    None => T::zero(),
+                    Some((b, row)) => {
+                        let plane = &x[(b * d.c + k.in_channel(oc, i, j)) * hw..][..hw];
+                        let taps = k.bin_taps(&row, i, j, d.h, d.w, &|t| plane[t].to_f64());
+                        T::from_f64(taps.iter().map(|&(t, wt)| wt * plane[t].to_f64()).sum())
+                    }
+                };
+            }
+        }
+    });
+}
+
+fn backward<K: RoiKind, T: Element>(
+    k: &K,
+    d: &RoiDims,
+    g: &[T],
+    x: &[T],
+    rois: &[Option<(usize, [f64; 5])>],
+    dx: &mut [T],
+) {
+    let (hw, bins) = (d.h * d.w, d.ph * d.pw);
+    if hw == 0 {
+        return;
+    }
+    let mut planes: Vec<&mut [T]> = dx.chunks_mut(hw).collect();
+    for_each_chunk_weighted(&mut planes, (d.r * bins * 16).max(hw), Cost::Light, |start, ps| {
+        let mut acc = vec![0.0f64; hw];
+        for (q, p) in ps.iter_mut().enumerate() {
+            let (b, ic) = ((start + q) / d.c, (start + q) % d.c);
+            acc.iter_mut().for_each(|a| *a = 0.0);
+            let plane = &x[(b * d.c + ic) * hw..][..hw];
+            for (ri, roi) in rois.iter().enumerate() {
+                let Some((rb, row)) = roi else { continue };
+                if *rb != b {
+                    continue;
+                }
+                let (oc, readers) = k.readers(ic);
+                for bin in readers {
+                    let gv = g[(ri * d.out_c + oc) * bins + bin].to_f64();
+                    for (t, wt) in k.bin_taps(row, bin / d.pw, bin % d.pw, d.h, d.w, &|t| plane[t].to_f64()) {
+                        acc[t] += wt * gv;
+                    }
+                }
+            }
+            for (o, a) in p.iter_mut().zip(&acc) {
+                *o = T::from_f64(*a);
+            }
+        }
+    });
+}
+
+/// `ROIPooling(data, rois)` or `_contrib_ROIAlign(data, rois)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoiOp<K> {
+    k: K,
+}
+
+impl<K: RoiKind + PartialEq> Op for RoiOp<K> {
+    fn name(&self) -> &'static str {
+        K::NAME
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["data", "rois"]
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        self.k.attrs()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let dt = check_float(K::NAME, self.arg_names(), inputs)?;
+        let d = dims(&self.k, K::NAME, &inputs[0].shape, &inputs[1].shape)?;
+        Ok(vec![Meta::new(&[d.r, d.out_c, d.ph, d.pw], dt)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let d = dims(&self.k, K::NAME, inputs[0].shape(), inputs[1].shape())?;
+        let (x, r) = (Contig::new(&inputs[0]), Contig::new(&inputs[1]));
+        float_kernel!(K::NAME, inputs[0].dtype(), T => {
+            let rois = read_rois(K::NAME, r.get::<T>(), d.n, K::NAME != "ROIPooling")?;
+            let k = self.k.for_precision(T::NAME == "float32");
+            outputs[0].write_out::<T, _>(|y| forward(&k, &d, x.get::<T>(), &rois, y))
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        let dx = g.apply1(RoiBackward { k: self.k.clone() }, &[out_grads[0], inputs[0], inputs[1]])?;
+        Ok(vec![Some(dx), None])
+    }
+}
+
+/// `_backward_ROIPooling` / `_backward_ROIAlign` `(ograd, data, rois)` → data gradient.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoiBackward<K> {
+    k: K,
+}
+
+impl<K: RoiKind + PartialEq> Op for RoiBackward<K> {
+    fn name(&self) -> &'static str {
+        K::BACKWARD
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["ograd", "data", "rois"]
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        self.k.attrs()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let dt = check_float(K::BACKWARD, self.arg_names(), inputs)?;
+        let d = dims(&self.k, K::BACKWARD, &inputs[1].shape, &inputs[2].shape)?;
+        let want = [d.r, d.out_c, d.ph, d.pw];
+        if inputs[0].shape[..] != want[..] {
+            return Err(Error::Shape(format!(
+                "{}: ograd has shape {}, expected {}",
+                K::BACKWARD,
+                fmt_shape(&inputs[0].shape),
+                fmt_shape(&want)
+            )));
+        }
+        Ok(vec![Meta::new(&inputs[1].shape, dt)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let d = dims(&self.k, K::BACKWARD, inputs[1].shape(), inputs[2].shape())?;
+        let (g, x, r) = (Contig::new(&inputs[0]), Contig::new(&inputs[1]), Contig::new(&inputs[2]));
+        float_kernel!(K::BACKWARD, inputs[1].dtype(), T => {
+            let rois = read_rois(K::BACKWARD, r.get::<T>(), d.n, K::NAME != "ROIPooling")?;
+            let k = self.k.for_precision(T::NAME == "float32");
+            outputs[0].write_out::<T, _>(|dx| backward(&k, &d, g.get::<T>(), x.get::<T>(), &rois, dx))
+        })
+    }
+    fn differentiable(&self) -> bool {
+        false
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(
+        &self,
+        _g: &mut Grad<'_>,
+        _inputs: &[Val],
+        _outputs: &[Val],
+        _out_grads: &[Val],
+    ) -> Result<Vec<Option<Val>>> {
+        Err(Error::Value(format!("{} has no gradient (second order is not supported)", K::BACKWARD)))
+    }
+}
+
+fn pooled_hw(op: &str, p: &[i64]) -> Result<[usize; 2]> {
+    match p {
+        [h, w] if *h > 0 && *w > 0 => Ok([*h as usize, *w as usize]),
+        _ => Err(Error::Value(format!(
+            "{op}: parameter 'pooled_size' must be two positive integers (h, w), got {}",
+            crate::ops::attrs::fmt_tuple(p)
+        ))),
+    }
+}
+
+fn check_scale(op: &str, s: f64) -> Result<()> {
+    if !(s.is_finite() && s > 0.0) {
+        return Err(Error::Value(format!("{op}: parameter 'spatial_scale' must be a positive number, got {s}")));
+    }
+    Ok(())
+}
+
+/// Rounds to the data's precision: MXNet does the bin arithmetic in the data type, where a
+/// product such as 7·(3/7) can land just above an integer and move a bin edge.
+fn in_f32(v: f64, single: bool) -> f64 {
+    if single {
+        v as f32 as f64
+    } else {
+        v
+    }
+}
+
+/// `ROIPooling`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct RoiPoolingParams {
+    /// Output (h, w) of each roi.
+    pub pooled_size: Vec<i64>,
+    /// Ratio of the feature map to the image the rois are given in.
+    pub spatial_scale: f64,
+}
+
+/// ROIPooling: max over bins with integer edges (MXNet rounds the scaled roi corners half away
+/// from zero, makes the roi at least 1×1, and an empty bin gives 0).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaxBins {
+    pooled: [usize; 2],
+    scale: f64,
+    /// Arithmetic in single precision (float32 data).
+    single: bool,
+}
+
+impl RoiKind for MaxBins {
+    const NAME: &'static str = "ROIPooling";
+    const BACKWARD: &'static str = "_backward_ROIPooling";
+    fn pooled(&self) -> [usize; 2] {
+        self.pooled
+    }
+    fn out_channels(&self, c: usize) -> Result<usize> {
+        Ok(c)
+    }
+    fn in_channel(&self, oc: usize, _i: usize, _j: usize) -> usize {
+        oc
+    }
+    fn for_precision(&self, single: bool) -> Self {
+        MaxBins { single, ..self.clone() }
+    }
+    fn bin_taps(&self, roi: &[f64], i: usize, j: usize, h: usize, w: usize, x: &dyn Fn(usize) -> f64) -> BinTaps {
+        let s = |v: f64| in_f32(v, self.single);
+        let scale = s(self.scale);
+        let corner = |v: f64| s(v * scale).round() as i64;
+        let (x1, y1, x2, y2) = (corner(roi[1]), corner(roi[2]), corner(roi[3]), corner(roi[4]));
+        let (rh, rw) = ((y2 - y1 + 1).max(1), (x2 - x1 + 1).max(1));
+        let (bh, bw) = (s(rh as f64 / self.pooled[0] as f64), s(rw as f64 / self.pooled[1] as f64));
+        let edge = |k: usize, bin: f64, start: i64, size: usize| {
+            let lo = (s(k as f64 * bin).floor() as i64 + start).clamp(0, size as i64) as usize;
+            let hi = (s((k + 1) as f64 * bin).ceil() as i64 + start).clamp(0, size as i64) as usize;
+            (lo, hi)
+        };
+        let ((h0, h1), (w0, w1)) = (edge(i, bh, y1, h), edge(j, bw, x1, w));
+        let mut best: Option<(usize, f64)> = None;
+        for r in h0..h1 {
+            for c in w0..w1 {
+                let v = x(r * w + c);
+                if best.is_none_or(|(_, bv)| v > bv) {
+                    best = Some((r * w + c, v));
+                }
+            }
+        }
+        best.map(|(t, _)| vec![(t, 1.0)]).unwrap_or_default()
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("pooled_size", format!("({}, {})", self.pooled[0], self.pooled[1])),
+            ("spatial_scale", self.scale.to_string()),
+        ]
+    }
+}
+
+/// `_contrib_ROIAlign`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct RoiAlignParams {
+    /// Output (h, w) of each roi.
+    pub pooled_size: Vec<i64>,
+    /// Ratio of the feature map to the image the rois are given in.
+    pub spatial_scale: f64,
+    /// Samples per bin along each axis (<= 0: ceil(roi size / pooled size)).
+    #[param(default = -1)]
+    pub sample_ratio: i64,
+    /// Position-sensitive pooling: bin (i, j) of output channel c reads channel (c·ph + i)·pw + j.
+    #[param(default = false)]
+    pub position_sensitive: bool,
+    /// Half-pixel offset of the roi corners (Detectron2), without the minimum roi size of 1.
+    #[param(default = false)]
+    pub aligned: bool,
+}
+
+/// ROIAlign: the average of `grid_h × grid_w` bilinear samples per bin.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlignBins {
+    pooled: [usize; 2],
+    scale: f64,
+    sample_ratio: i64,
+    position_sensitive: bool,
+    aligned: bool,
+}
+
+impl AlignBins {
+    /// Bilinear taps at (y, x) of an (h, w) plane, scaled by `wt` (MXNet/Detectron: a point
+    /// beyond one pixel outside reads 0, negative coordinates clamp to 0, the last row/column
+    /// repeats).
+    fn sample(y: f64, x: f64, h: usize, w: usize, wt: f64, out: &mut BinTaps) {
+        if y < -1.0 || y > h as f64 || x < -1.0 || x > w as f64 || h == 0 || w == 0 {
+            return;
+        }
+        let axis = |v: f64, n: usize| {
+            let v = v.max(0.0);
+            let lo = v.floor() as usize;
+            if lo >= n - 1 {
+                (n - 1, n - 1, 0.0)
+            } else {
+                (lo, lo + 1, v - lo as f64)
+            }
+        };
+        let ((y0, y1, ly), (x0, x1, lx)) = (axis(y, h), axis(x, w));
+        let (hy, hx) = (1.0 - ly, 1.0 - lx);
+        out.extend([
+            (y0 * w + x0, wt * hy * hx),
+            (y0 * w + x1, wt * hy * lx),
+            (y1 * w + x0, wt * ly * hx),
+            (y1 * w + x1, wt * ly * lx),
+        ]);
+    }
+}
+
+impl RoiKind for AlignBins {
+    const NAME: &'static str = "_contrib_ROIAlign";
+    const BACKWARD: &'static str = "_backward_ROIAlign";
+    fn pooled(&self) -> [usize; 2] {
+        self.pooled
+    }
+    fn out_channels(&self, c: usize) -> Result<usize> {
+        let bins = self.pooled[0] * self.pooled[1];
+        if !self.position_sensitive {
+            return Ok(c);
+        }
+        if c % bins != 0 {
+            return Err(Error::Shape(format!(
+                "{}: with position_sensitive, the data's {c} channels must be a multiple of pooled h·w = {bins}",
+                Self::NAME
+            )));
+        }
+        Ok(c / bins)
+    }
+    fn in_channel(&self, oc: usize, i: usize, j: usize) -> usize {
+        if self.position_sensitive {
+            (oc * self.pooled[0] + i) * self.pooled[1] + j
+        } else {
+            oc
+        }
+    }
+    fn readers(&self, ic: usize) -> (usize, std::ops::Range<usize>) {
+        let bins = self.pooled[0] * self.pooled[1];
+        if self.position_sensitive {
+            (ic / bins, ic % bins..ic % bins + 1)
+        } else {
+            (ic, 0..bins)
+        }
+    }
+    fn bin_taps(&self, roi: &[f64], i: usize, j: usize, h: usize, w: usize, _x: &dyn Fn(usize) -> f64) -> BinTaps {
+        let off = if self.aligned { 0.5 } else { 0.0 };
+        let (x1, y1) = (roi[1] * self.scale - off, roi[2] * self.scale - off);
+        let (mut rw, mut rh) = (roi[3] * self.scale - off - x1, roi[4] * self.scale - off - y1);
+        if !self.aligned {
+            rw = rw.max(1.0);
+            rh = rh.max(1.0);
+        }
+        let (bh, bw) = (rh / self.pooled[0] as f64, rw / self.pooled[1] as f64);
+        let grid =
+            |size: f64| if self.sample_ratio > 0 { self.sample_ratio as usize } else { size.ceil().max(0.0) as usize };
+        let (gh, gw) = (grid(bh), grid(bw));
+        let wt = 1.0 / (gh * gw).max(1) as f64;
+        let mut taps = Vec::with_capacity(gh * gw * 4);
+        for iy in 0..gh {
+            let y = y1 + i as f64 * bh + (iy as f64 + 0.5) * bh / gh as f64;
+            for ix in 0..gw {
+                let x = x1 + j as f64 * bw + (ix as f64 + 0.5) * bw / gw as f64;
+                Self::sample(y, x, h, w, wt, &mut taps);
+            }
+        }
+        taps
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        let b = |v: bool| if v { "True" } else { "False" }.to_string();
+        vec![
+            ("pooled_size", format!("({}, {})", self.pooled[0], self.pooled[1])),
+            ("spatial_scale", self.scale.to_string()),
+            ("sample_ratio", self.sample_ratio.to_string()),
+            ("position_sensitive", b(self.position_sensitive)),
+            ("aligned", b(self.aligned)),
+        ]
+    }
+}
+
+fn max_bins(a: &Attrs) -> Result<MaxBins> {
+    let p = RoiPoolingParams::parse(a)?;
+    check_scale(&a.op, p.spatial_scale)?;
+    Ok(MaxBins { pooled: pooled_hw(&a.op, &p.pooled_size)?, scale: p.spatial_scale, single: false })
+}
+
+fn align_bins(a: &Attrs) -> Result<AlignBins> {
+    let p = RoiAlignParams::parse(a)?;
+    check_scale(&a.op, p.spatial_scale)?;
+    Ok(AlignBins {
+        pooled: pooled_hw(&a.op, &p.pooled_size)?,
+        scale: p.spatial_scale,
+        sample_ratio: p.sample_ratio,
+        position_sensitive: p.position_sensitive,
+        aligned: p.aligned,
+    })
+}
+
+fn build_roi_pooling(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(RoiOp { k: max_bins(a)? }))
+}
+
+fn build_roi_pooling_backward(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(RoiBackward { k: max_bins(a)? }))
+}
+
+fn build_roi_align(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(RoiOp { k: align_bins(a)? }))
+}
+
+fn build_roi_align_backward(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(RoiBackward { k: align_bins(a)? }))
+}
+
+/// The ROI ops' declarations.
+pub const DEFS: &[OpDef] = &[
+    OpDef {
+        name: "ROIPooling",
+        aliases: &[],
+        args: &["data", "rois"],
+        doc: "Max pooling of each roi [batch_index, x1, y1, x2, y2] (scaled by spatial_scale) of (N, C, H, W) \
+              data into pooled_size bins: (R, C, ph, pw).",
+        params: RoiPoolingParams::schema,
+        build: build_roi_pooling,
+    },
+    OpDef {
+        name: "_backward_ROIPooling",
+        aliases: &[],
+        args: &["ograd", "data", "rois"],
+        doc: "Data gradient of ROIPooling from (ograd, data, rois).",
+        params: RoiPoolingParams::schema,
+        build: build_roi_pooling_backward,
+    },
+    OpDef {
+        name: "_contrib_ROIAlign",
+        aliases: &[],
+        args: &["data", "rois"],
+        doc: "ROIAlign (Mask R-CNN): each bin of each roi averages bilinear samples of (N, C, H, W) data \
+              (sample_ratio, position_sensitive, aligned).",
+        params: RoiAlignParams::schema,
+        build: build_roi_align,
+    },
+    OpDef {
+        name: "_backward_ROIAlign",
+        aliases: &[],
+        args: &["ograd", "data", "rois"],
+        doc: "Data gradient of ROIAlign from (ograd, data, rois).",
+        params: RoiAlignParams::schema,
+        build: build_roi_align_backward,
+    },
+];
