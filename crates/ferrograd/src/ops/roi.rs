@@ -35,6 +35,9 @@ struct RoiDims {
 /// One output bin's contribution: (flat index in the data plane, weight) pairs.
 type BinTaps = Vec<(usize, f64)>;
 
+/// A roi's image and its row `[batch_index, x1, y1, x2, y2]`; `None`: skipped.
+type RoiRow = Option<(usize, [f64; 5])>;
+
 /// What the two ops share: the sizes checks and the plane-parallel drivers.
 trait RoiKind: Clone + std::fmt::Debug + Send + Sync + 'static {
     const NAME: &'static str;
@@ -74,12 +77,15 @@ fn dims<K: RoiKind>(k: &K, op: &str, data: &[usize], rois: &[usize]) -> Result<R
 
 /// The rois as f64 rows, with each batch index checked: `None` for a negative index (the roi
 /// is skipped: its output and gradient are 0), an error past the batch when `strict`.
-fn read_rois<T: Element>(op: &str, rois: &[T], n: usize, strict: bool) -> Result<Vec<Option<(usize, [f64; 5])>>> {
+fn read_rois<T: Element>(op: &str, rois: &[T], n: usize, strict: bool) -> Result<Vec<RoiRow>> {
     rois.chunks(5)
         .enumerate()
         .map(|(i, r)| {
             let row = [r[0].to_f64(), r[1].to_f64(), r[2].to_f64(), r[3].to_f64(), r[4].to_f64()];
             let b = row[0];
+            if row[1..].iter().any(|v| !v.is_finite()) {
+                return Err(Error::Value(format!("{op}: roi {i} has a coordinate that is not finite: {row:?}")));
+            }
             if b < 0.0 {
                 return Ok(None);
             }
@@ -96,7 +102,7 @@ fn read_rois<T: Element>(op: &str, rois: &[T], n: usize, strict: bool) -> Result
         .collect()
 }
 
-fn forward<K: RoiKind, T: Element>(k: &K, d: &RoiDims, x: &[T], rois: &[Option<(usize, [f64; 5])>], y: &mut [T]) {
+fn forward<K: RoiKind, T: Element>(k: &K, d: &RoiDims, x: &[T], rois: &[RoiRow], y: &mut [T]) {
     let (hw, bins) = (d.h * d.w, d.ph * d.pw);
     if bins == 0 {
         return;
@@ -120,14 +126,7 @@ fn forward<K: RoiKind, T: Element>(k: &K, d: &RoiDims, x: &[T], rois: &[Option<(
     });
 }
 
-fn backward<K: RoiKind, T: Element>(
-    k: &K,
-    d: &RoiDims,
-    g: &[T],
-    x: &[T],
-    rois: &[Option<(usize, [f64; 5])>],
-    dx: &mut [T],
-) {
+fn backward<K: RoiKind, T: Element>(k: &K, d: &RoiDims, g: &[T], x: &[T], rois: &[RoiRow], dx: &mut [T]) {
     let (hw, bins) = (d.h * d.w, d.ph * d.pw);
     if hw == 0 {
         return;
@@ -414,7 +413,7 @@ impl RoiKind for AlignBins {
         if !self.position_sensitive {
             return Ok(c);
         }
-        if c % bins != 0 {
+        if !c.is_multiple_of(bins) {
             return Err(Error::Shape(format!(
                 "{}: with position_sensitive, the data's {c} channels must be a multiple of pooled h·w = {bins}",
                 Self::NAME

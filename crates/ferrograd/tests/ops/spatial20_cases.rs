@@ -813,9 +813,9 @@ fn corr_ref(a: &NDArray, b: &NDArray, (k, md, s1, s2, pad, mult): CorrCfg) -> (V
     let padded = |x: &NDArray| -> Vec<f64> {
         let v = x.to_f64_vec();
         let mut p = vec![0.0; s[0] * s[1] * ph * pw];
-        for i in 0..v.len() {
+        for (i, &val) in v.iter().enumerate() {
             let ix = unravel(i, &s);
-            p[ravel(&[ix[0], ix[1], ix[2] + pad, ix[3] + pad], &[s[0], s[1], ph, pw])] = v[i];
+            p[ravel(&[ix[0], ix[1], ix[2] + pad, ix[3] + pad], &[s[0], s[1], ph, pw])] = val;
         }
         p
     };
@@ -918,4 +918,11 @@ fn correlation_errors() {
     assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("kernel_size") && m.contains("odd")), "{r:?}");
     let r = call("Correlation", &[z(&[1, 2, 4, 4]), z(&[1, 2, 4, 4])], &[("stride1", int(0))]);
     assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("stride1")), "{r:?}");
+}
+
+#[test]
+fn roi_coordinates_must_be_finite() {
+    let rois = f64s(&[0.0, 0.0, 0.0, f64::INFINITY, 2.0], &[1, 5]);
+    let r = call("_contrib_ROIAlign", &[NDArray::zeros(&[1, 1, 4, 4], F64), rois], &roi_align_p());
+    assert!(matches!(r, Err(Error::Value(ref m)) if m.contains("not finite")), "{r:?}");
 }
