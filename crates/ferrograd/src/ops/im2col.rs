@@ -136,7 +136,7 @@ impl Im2Col {
             Some(size) => {
                 let out = self.blocks.out_positions(op, size)?;
                 let l: usize = out.iter().product();
-                if input.len() != 3 || input[1] % k != 0 || input[2] != l {
+                if input.len() != 3 || !input[1].is_multiple_of(k) || input[2] != l {
                     return Err(Error::Shape(format!(
                         "{op}: data must have shape (N, C·{k}, {l}) for kernel {} and output_size {}, got {}",
                         fmt_tuple(&to_i64(&self.blocks.kernel)),

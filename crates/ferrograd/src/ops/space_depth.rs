@@ -34,7 +34,7 @@ impl SpaceDepth {
         };
         let b = self.block;
         if self.to_space {
-            if c % (b * b) != 0 {
+            if !c.is_multiple_of(b * b) {
                 return Err(Error::Shape(format!(
                     "{op}: the channel axis ({c}) of data {} must be a multiple of block_size² = {}",
                     fmt_shape(shape),
@@ -44,7 +44,7 @@ impl SpaceDepth {
             let c2 = c / (b * b);
             Ok((vec![n, b, b, c2, h, w], vec![0, 3, 4, 1, 5, 2], vec![n, c2, h * b, w * b]))
         } else {
-            if h % b != 0 || w % b != 0 {
+            if !h.is_multiple_of(b) || !w.is_multiple_of(b) {
                 return Err(Error::Shape(format!(
                     "{op}: the spatial axes ({h}, {w}) of data {} must be multiples of block_size = {b}",
                     fmt_shape(shape)

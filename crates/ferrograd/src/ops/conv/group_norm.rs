@@ -35,7 +35,7 @@ impl GroupNorm {
             )));
         }
         let (c, g) = (shape[1], self.num_groups);
-        if c % g != 0 {
+        if !c.is_multiple_of(g) {
             return Err(Error::Shape(format!(
                 "GroupNorm: the {c} channels of data {} do not divide into num_groups={g} groups",
                 fmt_shape(shape)
