@@ -93,12 +93,13 @@ def FullyConnected(
     data: NDArray, weight: NDArray, bias: NDArray | None = ..., *, num_hidden: int,
     no_bias: bool = ..., flatten: bool = ..., out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
-def GroupNorm(
-    data: NDArray, gamma: NDArray, beta: NDArray, num_groups: int = ..., eps: float = ...,
-    output_mean_var: bool = ..., *, out: NDArray | None = ..., name: str | None = ...,
 def GridGenerator(
     data: NDArray, transform_type: Literal['affine', 'warp'], target_shape: tuple[int, ...] = ...,
     *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def GroupNorm(
+    data: NDArray, gamma: NDArray, beta: NDArray, num_groups: int = ..., eps: float = ...,
+    output_mean_var: bool = ..., *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def InstanceNorm(
     data: NDArray, gamma: NDArray, beta: NDArray, eps: float = ..., *, out: NDArray | None = ...,
@@ -350,9 +351,6 @@ def _backward_clip(
     ograd: NDArray, data: NDArray, a_min: float, a_max: float, *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
-def _backward_contrib_box_nms(
-    ograd: NDArray, sources: NDArray, shape: tuple[int, ...], *, out: NDArray | None = ...,
-    name: str | None = ...,
 def _backward_contrib_AdaptiveAvgPooling2D(
     ograd: NDArray, data: NDArray, output_size: tuple[int, ...] = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
@@ -362,6 +360,10 @@ def _backward_contrib_BilinearResize2D(
     scale_height: float | None = ..., scale_width: float | None = ...,
     mode: Literal['like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'] = ...,
     align_corners: bool = ..., *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _backward_contrib_box_nms(
+    ograd: NDArray, sources: NDArray, shape: tuple[int, ...], *, out: NDArray | None = ...,
+    name: str | None = ...,
 ) -> Any: ...
 def _backward_gather_nd(
     data: NDArray, indices: NDArray, shape: tuple[int, ...], *, out: NDArray | None = ...,
@@ -410,6 +412,11 @@ def _contrib_CTCLoss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def _contrib_ROIAlign(
+    data: NDArray, rois: NDArray, pooled_size: tuple[int, ...], spatial_scale: float,
+    sample_ratio: int = ..., position_sensitive: bool = ..., aligned: bool = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _contrib_allclose(
     a: NDArray, b: NDArray, rtol: float = ..., atol: float = ..., equal_nan: bool = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
@@ -442,11 +449,6 @@ def _contrib_box_non_maximum_suppression(
 ) -> Any: ...
 def _contrib_box_rows_gather(
     data: NDArray, sources: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
-) -> Any: ...
-def _contrib_ROIAlign(
-    data: NDArray, rois: NDArray, pooled_size: tuple[int, ...], spatial_scale: float,
-    sample_ratio: int = ..., position_sensitive: bool = ..., aligned: bool = ..., *,
-    out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _contrib_ctc_loss(
     data: NDArray, label: NDArray, data_lengths: NDArray | None = ...,

@@ -380,10 +380,6 @@ def _backward_clip(
     ograd: Symbol | None = ..., data: Symbol | None = ..., *, a_min: float, a_max: float,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
-def _backward_contrib_box_nms(
-    ograd: Symbol | None = ..., sources: Symbol | None = ..., *, shape: tuple[int, ...],
-    name: str | None = ..., attr: dict[str, str] | None = ...,
-) -> Any: ...
 def _backward_contrib_AdaptiveAvgPooling2D(
     ograd: Symbol | None = ..., data: Symbol | None = ..., output_size: tuple[int, ...] = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -393,6 +389,10 @@ def _backward_contrib_BilinearResize2D(
     scale_height: float | None = ..., scale_width: float | None = ...,
     mode: Literal['like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'] = ...,
     align_corners: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _backward_contrib_box_nms(
+    ograd: Symbol | None = ..., sources: Symbol | None = ..., *, shape: tuple[int, ...],
+    name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _backward_gather_nd(
     data: Symbol | None = ..., indices: Symbol | None = ..., *, shape: tuple[int, ...],
@@ -442,6 +442,11 @@ def _contrib_CTCLoss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _contrib_ROIAlign(
+    data: Symbol | None = ..., rois: Symbol | None = ..., *, pooled_size: tuple[int, ...],
+    spatial_scale: float, sample_ratio: int = ..., position_sensitive: bool = ...,
+    aligned: bool = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _contrib_allclose(
     a: Symbol | None = ..., b: Symbol | None = ..., rtol: float = ..., atol: float = ...,
     equal_nan: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -476,10 +481,6 @@ def _contrib_box_non_maximum_suppression(
 def _contrib_box_rows_gather(
     data: Symbol | None = ..., sources: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
-def _contrib_ROIAlign(
-    data: Symbol | None = ..., rois: Symbol | None = ..., *, pooled_size: tuple[int, ...],
-    spatial_scale: float, sample_ratio: int = ..., position_sensitive: bool = ...,
-    aligned: bool = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _contrib_ctc_loss(
     data: Symbol | None = ..., label: Symbol | None = ..., data_lengths: Symbol | None = ...,

@@ -25,8 +25,8 @@ macro_rules! float_kernel {
     };
 }
 
-pub mod attention;
 pub mod amp;
+pub mod attention;
 pub mod attrs;
 pub mod backprop;
 pub mod binary;
