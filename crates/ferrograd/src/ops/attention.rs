@@ -59,7 +59,7 @@ pub struct InterleavedMatmul {
 /// `(L, B, D)` of a projection of `parts` interleaved parts per head, checked.
 fn proj_dims(op: &str, what: &str, shape: &[usize], heads: usize, parts: usize) -> Result<(usize, usize, usize)> {
     let width = heads * parts;
-    if shape.len() != 3 || width == 0 || shape[2] % width != 0 {
+    if shape.len() != 3 || width == 0 || !shape[2].is_multiple_of(width) {
         return Err(Error::Shape(format!(
             "{op}: {what} must be 3-D (seq_length, batch_size, heads·{parts}·head_dim) with heads={heads}, \
              got shape {}",

@@ -34,7 +34,7 @@ impl BoxFormat {
         }
     }
     /// Corners written in this format.
-    fn from_corners(self, c: [f64; 4]) -> [f64; 4] {
+    fn encode(self, c: [f64; 4]) -> [f64; 4] {
         match self {
             BoxFormat::Corner => c,
             BoxFormat::Center => [(c[0] + c[2]) / 2.0, (c[1] + c[3]) / 2.0, c[2] - c[0], c[3] - c[1]],
@@ -263,7 +263,7 @@ impl Op for BoxNms {
                     let src = &values[s * k..(s + 1) * k];
                     out.iter_mut().zip(src).for_each(|(v, &w)| *v = T::from_f64(w));
                     if convert {
-                        let c = self.out_format.from_corners(self.in_format.corners(read4(&src[c0..])));
+                        let c = self.out_format.encode(self.in_format.corners(read4(&src[c0..])));
                         out[c0..c0 + 4].iter_mut().zip(c).for_each(|(v, w)| *v = T::from_f64(w));
                     }
                 }

@@ -64,25 +64,29 @@ pub fn contrib(name: &'static str) {
         }
         "_contrib_arange_like" => {
             let x = arr(&[0.0; 12], &[3, 4], F64);
-            let y = call1(name, &[x.clone()], &[("start", float(1.0)), ("step", float(0.5)), ("repeat", int(2))]);
+            let y = call1(
+                name,
+                std::slice::from_ref(&x),
+                &[("start", float(1.0)), ("step", float(0.5)), ("repeat", int(2))],
+            );
             let want: Vec<f64> = (0..12).map(|i| 1.0 + (i / 2) as f64 * 0.5).collect();
             check_arr("arange_like repeat", &y, &[3, 4], F64, &want, 0.0, 0.0);
-            let y = call1(name, &[x.clone()], &[("start", float(1.0)), ("axis", int(0))]);
+            let y = call1(name, std::slice::from_ref(&x), &[("start", float(1.0)), ("axis", int(0))]);
             check_arr("arange_like axis", &y, &[3], F64, &[1.0, 2.0, 3.0], 0.0, 0.0);
-            let y = call1(name, &[x.clone()], &[("axis", int(-1))]);
+            let y = call1(name, std::slice::from_ref(&x), &[("axis", int(-1))]);
             check_arr("arange_like axis -1", &y, &[4], F64, &[0.0, 1.0, 2.0, 3.0], 0.0, 0.0);
             // Integer dtype: start and step are rounded first (MXNet gives all 1 here).
             let y = call1(name, &[arr(&[0.0; 6], &[2, 3], I32)], &[("start", float(1.7)), ("step", float(0.5))]);
             check_arr("arange_like int32", &y, &[2, 3], I32, &[1.0; 6], 0.0, 0.0);
-            assert!(ferrograd::call(name, &[x.clone()], &[("axis", int(2))]).is_err());
+            assert!(ferrograd::call(name, std::slice::from_ref(&x), &[("axis", int(2))]).is_err());
             assert!(ferrograd::call(name, &[x], &[("repeat", int(0))]).is_err());
         }
         "_contrib_index_array" => {
             let x = arr(&[0.0; 6], &[3, 2], F32);
-            let y = call1(name, &[x.clone()], &[]);
+            let y = call1(name, std::slice::from_ref(&x), &[]);
             check_arr("index_array", &y, &[3, 2, 2], I64, &[0., 0., 0., 1., 1., 0., 1., 1., 2., 0., 2., 1.], 0.0, 0.0);
             let x3 = arr(&[0.0; 12], &[3, 2, 2], F32);
-            let y = call1(name, &[x3.clone()], &[("axes", tuple(&[1, 0]))]);
+            let y = call1(name, std::slice::from_ref(&x3), &[("axes", tuple(&[1, 0]))]);
             let mut want = Vec::new();
             for i in 0..3 {
                 for j in 0..2 {
@@ -146,16 +150,16 @@ pub fn contrib(name: &'static str) {
             };
             let neg = [-1.0; 6];
             let row = |i: usize| values(&d)[i * 6..(i + 1) * 6].to_vec();
-            let y = call1(name, &[d.clone()], &ps(true));
+            let y = call1(name, std::slice::from_ref(&d), &ps(true));
             let want = [row(3), row(0), neg.to_vec(), neg.to_vec()].concat();
             check_arr("box_nms forced", &y, &[4, 6], F64, &want, 0.0, 0.0);
-            let y = call1(name, &[d.clone()], &ps(false));
+            let y = call1(name, std::slice::from_ref(&d), &ps(false));
             let want = [row(3), row(0), row(1), neg.to_vec()].concat();
             check_arr("box_nms per class", &y, &[4, 6], F64, &want, 0.0, 0.0);
             let mut p = ps(false);
             p.push(("background_id", int(0)));
             let want = [row(3), row(1), neg.to_vec(), neg.to_vec()].concat();
-            check_arr("box_nms background", &call1(name, &[d.clone()], &p), &[4, 6], F64, &want, 0.0, 0.0);
+            check_arr("box_nms background", &call1(name, std::slice::from_ref(&d), &p), &[4, 6], F64, &want, 0.0, 0.0);
             // valid_thresh and topk, output as centres.
             let p = vec![
                 ("overlap_thresh", float(0.1)),
@@ -166,17 +170,25 @@ pub fn contrib(name: &'static str) {
             let want =
                 [vec![2., 0.6, 0.6, 0.65, 0.2, 0.3], vec![0., 0.5, 0.15, 0.15, 0.1, 0.1], neg.to_vec(), neg.to_vec()]
                     .concat();
-            check_arr("box_nms topk center", &call1(name, &[d.clone()], &p), &[4, 6], F64, &want, 1e-12, 1e-12);
+            check_arr(
+                "box_nms topk center",
+                &call1(name, std::slice::from_ref(&d), &p),
+                &[4, 6],
+                F64,
+                &want,
+                1e-12,
+                1e-12,
+            );
             // Overlap equal to the threshold is kept (strictly greater suppresses); ties keep order.
             let t = f64s(&[0., 0.5, 0., 0., 2., 2., 0., 0.5, 0., 0., 2., 1.], &[2, 6]);
-            let y = call1(name, &[t.clone()], &[("overlap_thresh", float(0.5))]);
+            let y = call1(name, std::slice::from_ref(&t), &[("overlap_thresh", float(0.5))]);
             check_arr("box_nms at threshold", &y, &[2, 6], F64, &values(&t), 0.0, 0.0);
             // Batched over leading axes, and topk=0 passes the boxes through (as MXNet does).
             let b = f64s(&[values(&d), values(&d)].concat(), &[2, 4, 6]);
-            let y = call1(name, &[b.clone()], &ps(true));
+            let y = call1(name, std::slice::from_ref(&b), &ps(true));
             let want = [row(3), row(0), neg.to_vec(), neg.to_vec()].concat();
             check_arr("box_nms batched", &y, &[2, 4, 6], F64, &[want.clone(), want].concat(), 0.0, 0.0);
-            let y = call1(name, &[b.clone()], &[("topk", int(0))]);
+            let y = call1(name, std::slice::from_ref(&b), &[("topk", int(0))]);
             check_arr("box_nms topk=0", &y, &[2, 4, 6], F64, &values(&b), 0.0, 0.0);
             let e = ferrograd::call(name, &[d], &[("coord_start", int(3))]).unwrap_err().to_string();
             assert!(e.contains("coord_start=3"), "{e}");
@@ -195,7 +207,7 @@ pub fn contrib(name: &'static str) {
         "_contrib_bipartite_matching" => {
             let s = f64s(&[0.5, 0.6, 0.1, 0.2, 0.3, 0.4], &[3, 2]);
             let run = |p: &[(&str, ferrograd::ops::AttrValue)]| {
-                let out = ferrograd::call(name, &[s.clone()], p).unwrap();
+                let out = ferrograd::call(name, std::slice::from_ref(&s), p).unwrap();
                 (values(&out[0]), values(&out[1]))
             };
             assert_eq!(run(&[("threshold", float(1e-12))]), (vec![1., -1., 0.], vec![2., 0.]));
@@ -267,7 +279,7 @@ pub fn contrib_grad(name: &'static str) {
             // Away from ties the kept set is locally constant, so the map is linear there.
             let d = f64s(&[0., 0.9, 0., 0., 1., 1., 0., 0.6, 0.1, 0.1, 1., 1., 0., 0.7, 3., 3., 4., 4.], &[3, 6]);
             let op = build(name, &[]);
-            check(name, &op, &[d.clone()], &mut rng, false);
+            check(name, &op, std::slice::from_ref(&d), &mut rng, false);
             let g =
                 eval_grad(op.as_ref(), &[d], &[f64s(&(0..18).map(|i| i as f64).collect::<Vec<_>>(), &[3, 6])]).unwrap();
             // Output rows: box 0, box 2, dropped: box 1 gets nothing.
@@ -333,7 +345,7 @@ struct Heads {
 }
 
 impl Heads {
-    fn at(&self, x: &[f64], parts: usize, l: usize, bb: usize, hh: usize, part: usize, dd: usize) -> f64 {
+    fn at(&self, x: &[f64], parts: usize, part: usize, (l, bb, hh, dd): (usize, usize, usize, usize)) -> f64 {
         x[(((l * self.b + bb) * self.h + hh) * parts + part) * self.d + dd]
     }
     /// scores[(b·H + h), i, j] = Σ_d q(i) k(j) / √D
@@ -345,7 +357,7 @@ impl Heads {
                 for i in 0..lq {
                     for j in 0..lk {
                         let s: f64 = (0..self.d)
-                            .map(|dd| self.at(q.0, q.1, i, bb, hh, q.2, dd) * self.at(k.0, k.1, j, bb, hh, k.2, dd))
+                            .map(|dd| self.at(q.0, q.1, q.2, (i, bb, hh, dd)) * self.at(k.0, k.1, k.2, (j, bb, hh, dd)))
                             .sum();
                         out[((bb * self.h + hh) * lq + i) * lk + j] = s / (self.d as f64).sqrt();
                     }
@@ -364,7 +376,7 @@ impl Heads {
                     for dd in 0..self.d {
                         let s: f64 = (0..lk)
                             .map(|j| {
-                                att[((bb * self.h + hh) * lq + i) * lk + j] * self.at(v.0, v.1, j, bb, hh, v.2, dd)
+                                att[((bb * self.h + hh) * lq + i) * lk + j] * self.at(v.0, v.1, v.2, (j, bb, hh, dd))
                             })
                             .sum();
                         out[((i * self.b + bb) * self.h + hh) * self.d + dd] = s;
