@@ -9,7 +9,7 @@ use ferrograd_kernels::Element;
 use super::attrs::fmt_tuple;
 use super::common::{dense, gather, scatter_add, NONE};
 use super::common::{sizes, to_i64};
-use super::params::{NoParams, OpDef, OpParams, ParamEnum};
+use super::params::{parsed_op, NoParams, OpDef, OpParams, ParamEnum};
 use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
@@ -481,10 +481,6 @@ impl Op for BipartiteMatching {
     }
 }
 
-fn build<P: OpParams + Op + 'static>(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(P::parse(a)?))
-}
-
 /// `_backward_contrib_box_nms`'s parameter.
 #[derive(Clone, Debug, PartialEq, OpParams)]
 pub struct BoxRowsScatterParams {
@@ -505,7 +501,7 @@ pub const DEFS: &[OpDef] = &[
         args: &["lhs", "rhs"],
         doc: "Intersection over union of every lhs box with every rhs box.",
         params: BoxIou::schema,
-        build: build::<BoxIou>,
+        build: parsed_op::<BoxIou>,
     },
     OpDef {
         name: "_contrib_box_nms",
@@ -513,7 +509,7 @@ pub const DEFS: &[OpDef] = &[
         args: &["data"],
         doc: "Non-maximum suppression: kept boxes by descending score, then rows of -1.",
         params: BoxNms::schema,
-        build: build::<BoxNms>,
+        build: parsed_op::<BoxNms>,
     },
     OpDef {
         name: "_contrib_bipartite_matching",
@@ -521,7 +517,7 @@ pub const DEFS: &[OpDef] = &[
         args: &["data"],
         doc: "Greedy bipartite matching on a score matrix: each row's column and each column's row.",
         params: BipartiteMatching::schema,
-        build: build::<BipartiteMatching>,
+        build: parsed_op::<BipartiteMatching>,
     },
     OpDef {
         name: "_backward_contrib_box_nms",

@@ -11,8 +11,8 @@ use ferrograd_kernels::Element;
 
 use super::common::{dense, split3};
 use super::indexing::{index_values, Take, TakeMode};
-use super::params::{NoParams, OpDef, OpParams};
-use super::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
+use super::params::{parsed_op, NoParams, OpDef, OpParams};
+use super::{Ctx, Grad, Op, Saves, Val};
 use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::view::normalize_axis;
@@ -456,10 +456,6 @@ impl Op for AllClose {
     }
 }
 
-fn build<P: OpParams + Op + 'static>(a: &Attrs) -> Result<OpRef> {
-    Ok(Arc::new(P::parse(a)?))
-}
-
 /// The `contrib` ops' declarations.
 pub const DEFS: &[OpDef] = &[
     OpDef {
@@ -468,7 +464,7 @@ pub const DEFS: &[OpDef] = &[
         args: &["data"],
         doc: "a·x² + b·x + c, elementwise.",
         params: Quadratic::schema,
-        build: build::<Quadratic>,
+        build: parsed_op::<Quadratic>,
     },
     OpDef {
         name: "_contrib_div_sqrt_dim",
@@ -487,7 +483,7 @@ pub const DEFS: &[OpDef] = &[
         args: &["data"],
         doc: "Evenly spaced values shaped like data (or as long as one of its axes).",
         params: ArangeLike::schema,
-        build: build::<ArangeLike>,
+        build: parsed_op::<ArangeLike>,
     },
     OpDef {
         name: "_contrib_index_array",
@@ -495,7 +491,7 @@ pub const DEFS: &[OpDef] = &[
         args: &["data"],
         doc: "The coordinates of every element of data (int64, one more axis).",
         params: IndexArray::schema,
-        build: build::<IndexArray>,
+        build: parsed_op::<IndexArray>,
     },
     OpDef {
         name: "_contrib_index_copy",
@@ -514,7 +510,7 @@ pub const DEFS: &[OpDef] = &[
         args: &["data"],
         doc: "Identity forward; the gradient is multiplied by scalar.",
         params: GradientMultiplier::schema,
-        build: build::<GradientMultiplier>,
+        build: parsed_op::<GradientMultiplier>,
     },
     OpDef {
         name: "_contrib_round_ste",
@@ -544,6 +540,6 @@ pub const DEFS: &[OpDef] = &[
         args: &["a", "b"],
         doc: "1 (a 0-d uint8) when |a - b| <= atol + rtol·|b| everywhere, else 0.",
         params: AllClose::schema,
-        build: build::<AllClose>,
+        build: parsed_op::<AllClose>,
     },
 ];

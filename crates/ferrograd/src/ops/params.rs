@@ -52,6 +52,11 @@ pub trait OpParams: Sized {
     fn to_attrs(&self) -> Vec<(&'static str, String)>;
 }
 
+/// Builder of an op whose parameter struct is the op itself (`build: params::parsed_op::<MyOp>`).
+pub fn parsed_op<P: OpParams + super::Op + 'static>(a: &Attrs) -> Result<OpRef> {
+    Ok(std::sync::Arc::new(P::parse(a)?))
+}
+
 /// The parameters of an op that has none.
 #[derive(Clone, Debug, Default, PartialEq, OpParams)]
 pub struct NoParams {}
