@@ -191,7 +191,7 @@ def test_workers_end_with_the_loader():
                                    num_workers=2)
     it = iter(loader)
     next(it)
-    procs = list(loader._worker_pool._pool)
+    procs = list(loader._worker_pool.processes)
     assert all(p.is_alive() for p in procs)
     del it
     del loader
@@ -201,6 +201,63 @@ def test_workers_end_with_the_loader():
     while any(p.is_alive() for p in procs) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(p.is_alive() for p in procs)
+
+
+def test_a_killed_worker_is_reported_not_waited_for():
+    import signal
+    loader = gluon.data.DataLoader(_Slow(), batch_size=1, num_workers=1, timeout=60)
+    it = iter(loader)
+    os.kill(loader._worker_pool.processes[0].pid, signal.SIGKILL)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"worker process 0 \(pid \d+\) exited unexpectedly"):
+        next(it)
+    assert time.monotonic() - start < 5
+
+
+def test_interleaved_iterators_each_get_their_own_batches():
+    ds = gluon.data.SimpleDataset(list(range(12)))
+    loader = gluon.data.DataLoader(ds, batch_size=2, num_workers=2)
+    a, b = iter(loader), iter(loader)
+    got_a, got_b = [], []
+    for _ in range(6):
+        got_b.append(next(b).asnumpy().tolist())
+        got_a.append(next(a).asnumpy().tolist())
+    expected = [[2 * i, 2 * i + 1] for i in range(6)]
+    assert got_a == expected and got_b == expected
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="needs POSIX shared memory")
+def test_big_batches_travel_in_shared_memory_and_small_ones_in_the_pipe():
+    from ferrograd.gluon.data import _shared_batch
+    before = _segments()
+    big = gluon.data.SimpleDataset([np.full((128, 256), i, dtype=np.float32) for i in range(8)])
+    small = gluon.data.SimpleDataset([np.full(4, i, dtype=np.float32) for i in range(8)])
+    assert 4 * 128 * 256 * 4 >= _shared_batch.INLINE_BYTES > 4 * 4 * 4
+    big_batch = _shared_batch.publish(_stack(big, range(4)))
+    small_batch = _shared_batch.publish(_stack(small, range(4)))
+    assert isinstance(big_batch, _shared_batch.SharedArray)
+    assert isinstance(small_batch, _shared_batch.InlineArray)
+    _shared_batch.discard(big_batch)
+    for ds in (big, small):
+        out = [b.asnumpy()[:, 0] for b in gluon.data.DataLoader(ds, batch_size=4, num_workers=2)]
+        np.testing.assert_array_equal(np.concatenate(out).reshape(8, -1)[:, 0], np.arange(8))
+    # An abandoned iterator's big batches are freed when the loader goes.
+    loader = gluon.data.DataLoader(big, batch_size=1, num_workers=2, prefetch=6)
+    it = iter(loader)
+    next(it)
+    it.close()
+    del it, loader
+    import gc
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while _segments() - before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _segments() - before
+
+
+def _stack(ds, indices):
+    from ferrograd.gluon.data.dataloader import _stack_for_transfer
+    return _stack_for_transfer([ds[i] for i in indices])
 
 
 class _Slow(gluon.data.Dataset):

@@ -52,7 +52,7 @@ def run(num_workers, epochs, batch_size):
                         shuffle=True, last_batch="discard", num_workers=num_workers)
     list(loader)  # warm-up epoch: worker start, first allocations
     pool = loader._worker_pool
-    pids = [p.pid for p in pool._pool] if pool is not None and hasattr(pool, "_pool") else []
+    pids = [p.pid for p in getattr(pool, "processes", [])]
     cpu_before = _cpu_seconds(pids)
     waited = stepped = 0.0
     batches = 0

@@ -1,7 +1,9 @@
-"""Moving batches from DataLoader worker processes to the main process through POSIX shared
-memory: a worker writes each array into a fresh ``multiprocessing.shared_memory`` segment and
-sends only its name, shape and dtype; the main process maps the segment, unlinks it at once (the
-mapping outlives the name) and wraps it as an NDArray without copying."""
+"""Moving batches from DataLoader worker processes to the main process. An array of at least
+``INLINE_BYTES`` goes through POSIX shared memory: the worker writes it into a fresh
+``multiprocessing.shared_memory`` segment and sends only its name, shape and dtype; the main process
+maps the segment, unlinks it at once (the mapping outlives the name) and wraps it as an NDArray
+without copying. A smaller array travels in the pipe itself (``InlineArray``): copying a few
+kilobytes costs less than creating, mapping and unlinking a segment."""
 
 import mmap
 import os
@@ -18,6 +20,29 @@ except ImportError:  # not POSIX: batches travel pickled
     _posixshmem = None
 
 AVAILABLE = _posixshmem is not None
+
+# Below this size an array is pickled into the pipe instead of a shared segment.
+INLINE_BYTES = 1 << 18
+
+
+class InlineArray:
+    """A small array sent in the pipe (NumPy data; ``np_array``: comes back as ``mx.np``)."""
+
+    __slots__ = ("array", "np_array")
+
+    def __init__(self, array, np_array=False):
+        self.array = array
+        self.np_array = np_array
+
+    def __getstate__(self):
+        return (self.array, self.np_array)
+
+    def __setstate__(self, state):
+        self.array, self.np_array = state
+
+    def wrap(self):
+        out = nd.from_numpy(self.array, zero_copy=True)
+        return out.as_np_ndarray() if self.np_array else out
 
 
 class SharedArray:
@@ -51,10 +76,12 @@ def empty(shape, dtype):
 def publish(value):
     """Worker side: ``value`` with every NDArray (and NumPy array produced by the default
     batchify) replaced by a ``SharedArray`` handle; lists and tuples are walked."""
-    if isinstance(value, SharedArray):
+    if isinstance(value, (SharedArray, InlineArray)):
         return value
     if isinstance(value, nd.NDArray):
         data = value.asnumpy()
+        if data.nbytes < INLINE_BYTES:
+            return InlineArray(data, isinstance(value, _mx_np.ndarray))
         array, shm, handle = empty(data.shape, data.dtype)
         array[...] = data
         del array
@@ -95,6 +122,8 @@ def receive(value):
     """Main side: ``value`` with every ``SharedArray`` handle replaced by an NDArray over it."""
     if isinstance(value, SharedArray):
         return _attach(value)
+    if isinstance(value, InlineArray):
+        return value.wrap()
     if isinstance(value, (list, tuple)):
         return type(value)(receive(v) for v in value)
     return value

@@ -1,19 +1,18 @@
 """``DataLoader``: batches of a dataset, loaded in the main process, in worker threads, or in
 worker processes that hand batches over through shared memory (``_shared_batch``)."""
 
+import functools
+import itertools
 import multiprocessing
 import multiprocessing.pool
-import random
 import sys
-import threading
-import weakref
 from multiprocessing import resource_tracker
 
 import numpy as np
 
 from ... import context
 from ... import ndarray as nd
-from . import _shared_batch
+from . import _shared_batch, _worker_pool
 from . import sampler as _sampler
 
 __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
@@ -36,10 +35,11 @@ def default_mp_batchify_fn(data):
     return default_batchify_fn(data)
 
 
-def _stack_shared(data):
-    """Worker side of the default batchify: stack with NumPy directly into a shared segment."""
+def _stack_for_transfer(data):
+    """Worker side of the default batchify: stack with NumPy straight into what travels to the
+    main process (a shared segment, or a small array sent in the pipe)."""
     if isinstance(data[0], tuple):
-        return [_stack_shared(list(column)) for column in zip(*data, strict=True)]
+        return [_stack_for_transfer(list(column)) for column in zip(*data, strict=True)]
     if isinstance(data[0], nd.NDArray):
         arrays = [d.asnumpy() for d in data]
         first = arrays[0]
@@ -50,6 +50,12 @@ def _stack_shared(data):
             return nd.array(stacked)  # ragged samples: let nd.array explain
         arrays, first = None, stacked
     shape = first.shape if arrays is not None else first.shape[1:]
+    nbytes = len(data) * first.dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+    if nbytes < _shared_batch.INLINE_BYTES or not _shared_batch.AVAILABLE:
+        try:
+            return _shared_batch.InlineArray(first if arrays is None else np.stack(arrays))
+        except ValueError as err:
+            raise _ragged(shape, err) from err
     out, shm, handle = _shared_batch.empty((len(data),) + shape, first.dtype)
     try:
         if arrays is None:
@@ -60,11 +66,15 @@ def _stack_shared(data):
         del out
         shm.close()
         _shared_batch.release(handle)
-        raise ValueError(f"DataLoader: cannot stack samples of different shapes into a batch "
-                         f"(first sample shape {shape}): {err}") from err
+        raise _ragged(shape, err) from err
     del out
     shm.close()
     return handle
+
+
+def _ragged(shape, err):
+    return ValueError(f"DataLoader: cannot stack samples of different shapes into a batch "
+                      f"(first sample shape {shape}): {err}")
 
 
 def _as_in_context(data, ctx):
@@ -78,72 +88,38 @@ def _as_in_context(data, ctx):
     return data
 
 
-# Per worker process: set once by the pool initializer (inherited by fork, never pickled).
-_worker_dataset = None
-_worker_batchify = None
-
-
-def _worker_initializer(dataset, batchify_fn, base_seed, counter):
-    global _worker_dataset, _worker_batchify
-    _worker_dataset = dataset
-    _worker_batchify = batchify_fn
-    # A forked worker starts with its parent's random states: give each worker its own stream
-    # (drawn from the parent's NumPy generator, so a seeded program stays reproducible).
-    with counter.get_lock():
-        index = counter.value
-        counter.value += 1
-    seed = (base_seed + index) % (2 ** 31)
-    random.seed(seed)
-    np.random.seed(seed)
-    nd.random.seed(seed)
-
-
-def _worker_fn(samples):
-    items = [_worker_dataset[i] for i in samples]
-    if _worker_batchify is None:
-        return _shared_batch.publish(_stack_shared(items))
-    return _shared_batch.publish(_worker_batchify(items))
+def _worker_batch(dataset, samples, batchify_fn):
+    """Runs in a worker process: the batch of ``samples``, ready to send to the main process."""
+    items = [dataset[i] for i in samples]
+    if batchify_fn is None:
+        return _shared_batch.publish(_stack_for_transfer(items))
+    return _shared_batch.publish(batchify_fn(items))
 
 
 def _thread_worker_fn(samples, batchify_fn, dataset):
     return batchify_fn([dataset[i] for i in samples])
 
 
-class _ArrivalCallback:
-    """Hands a worker's batch to its iterator, or frees it if the iterator is gone. Holds the
-    iterator weakly: the pool keeps callbacks of unfinished tasks, which must not keep the
-    iterator, its loader and the pool alive."""
-
-    def __init__(self, iterator, index):
-        self._iterator = weakref.ref(iterator)
-        self._index = index
-
-    def __call__(self, batch):
-        iterator = self._iterator()
-        if iterator is None:
-            _shared_batch.discard(batch)
-        else:
-            iterator._on_arrival(self._index, batch)
-
-
 class _MultiWorkerIter:
-    """Iterates batches computed by a pool, in order, keeping ``prefetch`` batches in flight."""
+    """Iterates batches computed by workers, in order, keeping ``prefetch`` batches in flight.
+    Worker processes get batch ``k`` as worker ``k % n`` (see ``_worker_pool``); a thread pool
+    takes tasks as they come."""
+
+    _next_id = itertools.count()
 
     def __init__(self, loader, prefetch):
         self._loader = loader  # keeps the pool alive while this iterator is in use
         self._pool = loader._worker_pool
         self._threads = loader._thread_pool
         self._timeout = loader._timeout
+        self._id = next(self._next_id)
         self._pending = {}
-        # Batches that arrived from worker processes and are not yet returned; once closed,
-        # arriving batches are freed at once (no waiting on workers, nothing left behind).
-        self._arrived = {}
-        self._closed = False
-        self._lock = threading.Lock()
         self._rcvd_idx = 0
         self._sent_idx = 0
         self._iter = iter(loader._batch_sampler)
-        for _ in range(prefetch):
+        if not self._threads:
+            self._pool.open_iteration(self._id)
+        for _ in range(max(prefetch, 1)):
             self._push_next()
 
     def __len__(self):
@@ -154,31 +130,25 @@ class _MultiWorkerIter:
         if indices is None:
             return
         if self._threads:
-            task = self._pool.apply_async(_thread_worker_fn, (indices, self._loader._batchify_fn,
-                                                              self._loader._dataset))
+            self._pending[self._sent_idx] = self._pool.apply_async(
+                _thread_worker_fn, (indices, self._loader._batchify_fn, self._loader._dataset))
         else:
-            task = self._pool.apply_async(_worker_fn, (indices,),
-                                          callback=_ArrivalCallback(self, self._sent_idx))
-        self._pending[self._sent_idx] = task
+            self._pool.submit(self._sent_idx % len(self._pool), (self._id, self._sent_idx),
+                              list(indices))
         self._sent_idx += 1
-
-    def _on_arrival(self, index, batch):
-        # Runs on the pool's result thread.
-        with self._lock:
-            if not self._closed:
-                self._arrived[index] = batch
-                return
-        _shared_batch.discard(batch)
 
     def __next__(self):
         self._push_next()
         if self._rcvd_idx == self._sent_idx:
             raise StopIteration
         index = self._rcvd_idx
-        task = self._pending.pop(index)
         self._rcvd_idx += 1
         try:
-            batch = task.get(self._timeout)
+            if self._threads:
+                batch = self._pending.pop(index).get(self._timeout)
+            else:
+                batch = _shared_batch.receive(self._pool.receive(
+                    index % len(self._pool), (self._id, index), self._timeout))
         except multiprocessing.TimeoutError:
             self.close()
             raise multiprocessing.TimeoutError(
@@ -188,10 +158,6 @@ class _MultiWorkerIter:
         except BaseException:
             self.close()
             raise
-        if not self._threads:
-            with self._lock:
-                batch = self._arrived.pop(index)
-            batch = _shared_batch.receive(batch)
         if self._loader._pin_memory:
             batch = _as_in_context(batch, context.cpu_pinned(self._loader._pin_device_id))
         return batch
@@ -202,16 +168,13 @@ class _MultiWorkerIter:
         return self
 
     def close(self):
-        """Stops the iteration and frees the batches in flight: those that arrived now, the
-        others as they arrive (without waiting for them)."""
+        """Stops the iteration; its batches in flight are freed as they come back (without
+        waiting for them)."""
         self._pending = {}
         self._iter = iter(())
         self._rcvd_idx = self._sent_idx
-        with self._lock:
-            self._closed = True
-            arrived, self._arrived = self._arrived, {}
-        for batch in arrived.values():
-            _shared_batch.discard(batch)
+        if not self._threads and self._pool is not None:
+            self._pool.close_iteration(self._id)
 
     def __del__(self):
         try:
@@ -276,12 +239,11 @@ class DataLoader:
         # Workers register their segments with this process's resource tracker, which then
         # frees any that a killed run leaves behind.
         resource_tracker.ensure_running()
-        fork = multiprocessing.get_context("fork")
         worker_batchify = self._batchify_fn if self._user_batchify else None
         base_seed = int(np.random.randint(0, 2 ** 31 - 1))
-        self._worker_pool = fork.Pool(self._num_workers, initializer=_worker_initializer,
-                                      initargs=(self._dataset, worker_batchify, base_seed,
-                                                fork.Value("i", 0)))
+        self._worker_pool = _worker_pool.WorkerPool(
+            self._num_workers, self._dataset,
+            functools.partial(_worker_batch, batchify_fn=worker_batchify), base_seed)
 
     def __iter__(self):
         if self._num_workers == 0:
@@ -303,6 +265,7 @@ class DataLoader:
         if pool is not None:
             try:
                 pool.terminate()
-                pool.join()
+                if self._thread_pool:
+                    pool.join()
             except Exception:  # noqa: BLE001 - interpreter shutdown
                 pass
