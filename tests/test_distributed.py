@@ -68,6 +68,11 @@ def test_gluon_trainer_dist_sync_equals_one_process(kind, optimizer, overlap, bu
     assert_all_ok(run_job("train_gluon.py", kind, optimizer, env=env))
 
 
+@pytest.mark.parametrize("bucket_mb", ["0", "25"])
+def test_gradients_written_after_backward_are_reduced_again_on_every_worker(bucket_mb):
+    assert_all_ok(run_job("overlap_edits.py", env={"FERROGRAD_DIST_BUCKET_MB": bucket_mb}))
+
+
 def test_module_fit_dist_sync_equals_one_process():
     assert_all_ok(run_job("train_module.py"))
 

@@ -347,6 +347,11 @@ def _update_inplace(name: str, arrays: list[NDArray], **params: Any) -> None:
     """Runs the fused optimizer update ``name`` writing the weight arrays in place."""
 
 
+def _storage_stamp(x: NDArray) -> tuple[int, int] | None:
+    """``(storage id, write count)`` of ``x``'s storage, ``None`` if memory outside ferrograd may
+    have written it (an exported or imported buffer)."""
+
+
 def _from_numpy(ndarray: np.ndarray[Any, Any], zero_copy: bool = True) -> NDArray:
     """An array over a NumPy array's memory (or a copy when ``zero_copy`` is False)."""
 

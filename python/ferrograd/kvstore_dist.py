@@ -12,19 +12,22 @@ the caller goes on; the first operation that reads the store (``pull``, ``pushpu
 saving states) waits for them. The bucket size is ``bucket_bytes`` (default 25 MB, or
 ``FERROGRAD_DIST_BUCKET_MB``).
 
-With ``overlap_backward`` on (``FERROGRAD_DIST_OVERLAP=1``), a Trainer with one context per
-worker registers its parameters here and each gradient is submitted the moment backward has
-finished it, so most of the communication hides behind the rest of backward. The gradient then
-must not be changed between ``backward`` and ``trainer.step`` (no in-place clipping: clip after
-``trainer.allreduce_grads()`` with ``update_on_kvstore=False`` instead), and the gradient arrays
-receive the summed gradient.
+With ``overlap_backward`` on (the default; ``FERROGRAD_DIST_OVERLAP=0`` turns it off), a
+Trainer with one context per worker registers its parameters here and each gradient is submitted
+the moment backward has finished it, so most of the communication hides behind the rest of
+backward. The reduced values go to a separate array, never into the gradient. When the gradient
+is pushed, its storage stamp (a write counter) is compared with the one taken when its bucket
+copied it: a gradient written since (an in-place clip, a second backward, ``grad_req='add'``)
+is reduced again with its current values, on every worker (the workers agree on the set).
 """
 
 import os
 
 import numpy as np
 
+from . import _ferrograd
 from . import distributed as _dist
+from . import ndarray as nd
 from .base import MXNetError, ShapeError
 from .kvstore import KVStore, _group, _reduce
 
@@ -47,8 +50,10 @@ class DistKVStore(KVStore):
         self._comm = _dist.init()
         self._reducer = _dist.GradientReducer(bucket_bytes=bucket_bytes, op="sum")
         self._pending = {}  # key -> summed local gradient being reduced
-        self.overlap_backward = os.environ.get("FERROGRAD_DIST_OVERLAP", "0") == "1"
-        self._early = {}  # key -> gradient submitted during backward
+        self.overlap_backward = os.environ.get("FERROGRAD_DIST_OVERLAP", "1") != "0"
+        self._early = {}  # key -> (gradient, array receiving its sum) submitted during backward
+        self._pushed_early = {}  # key -> the array pushed for an early-submitted gradient
+        self.gradients_resent = 0  # early gradients reduced again because they were written
         self.gradients_during_backward = 0  # how many were submitted before backward ended
 
     @property
@@ -90,7 +95,8 @@ class DistKVStore(KVStore):
             self._stored("push", k)
             early = self._early.pop(k, None)
             if early is not None:  # already being reduced since backward produced it
-                self._pending[k] = early
+                self._pending[k] = early[1]
+                self._pushed_early[k] = (early[0], vs)
                 continue
             if k in self._pending:
                 self._flush()
@@ -111,14 +117,11 @@ class DistKVStore(KVStore):
 
     def _gradient_ready(self, key, grad):
         if key in self._early:
-            raise MXNetError(
-                f"kvstore {self.type!r}: the gradient of key {key!r} was produced twice before "
-                "it was pushed (two backward passes per step, or grad_req='add'); set "
-                "FERROGRAD_DIST_OVERLAP=0 for such loops"
-            )
-        self._early[key] = grad
+            return  # produced again (grad_req='add', a second backward): the push re-checks it
+        result = nd.empty(grad.shape, dtype=grad.dtype)
+        self._early[key] = (grad, result)
         self.gradients_during_backward += 1
-        self._reducer.submit(key, grad)
+        self._reducer.submit(key, grad, result)
 
     def _flush(self):
         """Waits for the pushed sums and applies them, in push order."""
@@ -130,13 +133,42 @@ class DistKVStore(KVStore):
             raise MXNetError(f"kvstore {self.type!r}: gradients of keys {missing} were produced "
                              "by backward but not pushed before the store was read")
         pending, self._pending = self._pending, {}
-        self._reducer.wait()
+        order = self._reducer.wait()
+        if self._pushed_early:
+            self._redo_written(order, pending)
         for k, total in pending.items():
             stored = self._store[k]
             if self._updater_func is not None:
                 self._updater_func(k, total, stored)
             else:
                 stored[:] = total
+
+    def _redo_written(self, order, pending):
+        """Reduces again the early gradients some worker wrote after sending them (the sums of
+        all workers must come from the same values), and checks that every worker reduced the
+        same keys in the same order."""
+        pushed, self._pushed_early = self._pushed_early, {}
+        written = []
+        for k, (grad, vs) in pushed.items():
+            now = _ferrograd._storage_stamp(grad)
+            if len(vs) != 1 or vs[0] is not grad and _ferrograd._storage_stamp(vs[0]) != now \
+                    or now is None or now != self._reducer.sent_stamp(k):
+                written.append(k)
+        views = self._comm.allgather((repr(order), written))
+        if any(v[0] != views[0][0] for v in views):
+            raise MXNetError(
+                f"kvstore {self.type!r}: workers reduced different gradients in one step (a "
+                "parameter that gets a gradient on some workers only?); worker 0 reduced "
+                f"{views[0][0]}, worker {self.rank} {order!r}. Set FERROGRAD_DIST_OVERLAP=0")
+        redo = sorted({k for v in views for k in v[1]}, key=order.index)
+        for k in redo:
+            grad, vs = pushed[k]
+            total = _reduce(vs)
+            pending[k] = total
+            self._reducer.submit(k, total)
+        if redo:
+            self.gradients_resent += len(redo)
+            self._reducer.wait()
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         self._flush()

@@ -45,10 +45,11 @@ mine = slice(rank * PER_WORKER, (rank + 1) * PER_WORKER)
 trainer, got = train(make_net(seed=100 + rank), kind, mine)
 assert trainer._kvstore.type == kind and trainer._kvstore.num_workers == size
 assert trainer._kvstore.rank == rank
-if os.environ.get("FERROGRAD_DIST_OVERLAP") == "1":
+if os.environ.get("FERROGRAD_DIST_OVERLAP", "1") != "0":
     # every step, each of the 4 parameters was submitted from inside backward
     assert trainer._kvstore.gradients_during_backward == 4 * STEPS
     assert trainer._kvstore.bucket_stats["buckets"] > 0
+    assert trainer._kvstore.gradients_resent == 0
 else:
     assert trainer._kvstore.gradients_during_backward == 0
 

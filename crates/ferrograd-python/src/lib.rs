@@ -167,6 +167,7 @@ fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_array, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
     m.add_function(wrap_pyfunction!(_update_inplace, m)?)?;
+    m.add_function(wrap_pyfunction!(ndarray_sync::_storage_stamp, m)?)?;
     m.add_function(wrap_pyfunction!(_random_seed, m)?)?;
     m.add_function(wrap_pyfunction!(_random_uniform, m)?)?;
     m.add_function(wrap_pyfunction!(_random_normal, m)?)?;

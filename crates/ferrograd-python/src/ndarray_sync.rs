@@ -106,3 +106,13 @@ pub fn update_storage<R>(
         return Ok(r);
     }
 }
+
+/// `(storage id, write count)` of `x`: it changes whenever ferrograd writes `x`'s storage
+/// (through any view); `None` when memory outside ferrograd's control may have been written (an
+/// exported or imported buffer). The distributed store uses it to notice a gradient edited after
+/// it was sent.
+#[pyo3::pyfunction]
+pub fn _storage_stamp(x: pyo3::PyRef<'_, crate::ndarray::PyNDArray>) -> Option<(usize, u64)> {
+    let array = x.array();
+    array.storage_version().map(|v| (array.storage_id(), v))
+}

@@ -208,3 +208,28 @@ fn copies_never_alias() {
     // to_contiguous of a contiguous array is the array itself (a view, no copy).
     assert!(x.to_contiguous().shares_storage(&x));
 }
+
+#[test]
+fn storage_version_changes_with_every_write_and_only_then() {
+    let mut x = base();
+    let v0 = x.storage_version().unwrap();
+    // Reads, snapshots and lazy copies do not count as writes.
+    let _ = x.snapshot();
+    let _ = x.to_f64_vec();
+    let _ = x.transpose(&[1, 0]).unwrap();
+    assert_eq!(x.storage_version(), Some(v0));
+    x.fill_scalar(2.0);
+    let v1 = x.storage_version().unwrap();
+    assert!(v1 > v0);
+    // A write through a view is a write of the storage.
+    let mut row = x.slice(&[SliceArg::Index(0)]).unwrap();
+    row.fill_scalar(3.0);
+    assert!(x.storage_version().unwrap() > v1);
+    // Taking another array's buffer by handle counts too.
+    let v2 = x.storage_version().unwrap();
+    x.assign_shared(&base()).unwrap();
+    assert!(x.storage_version().unwrap() > v2);
+    // Memory handed out for writing outside ferrograd: the version cannot be known.
+    let _ = x.export_buffer();
+    assert_eq!(x.storage_version(), None);
+}

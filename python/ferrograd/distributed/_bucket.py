@@ -14,6 +14,7 @@ import threading
 
 import numpy as np
 
+from .. import _ferrograd
 from . import _comm
 
 DEFAULT_BUCKET_BYTES = 25 * 1024 * 1024
@@ -37,7 +38,7 @@ def bucket_bytes_from_env():
 class _Bucket:
     def __init__(self, dtype):
         self.dtype = dtype
-        self.entries = []  # (key, NDArray)
+        self.entries = []  # (key, NDArray read, NDArray the reduced values go to)
         self.nbytes = 0
         self.fused = None
         self.done = threading.Event()
@@ -63,15 +64,18 @@ class GradientReducer:
         self._queue = queue.Queue()
         self._thread = None
         self.stats = {"comm": 0.0, "exposed": 0.0, "buckets": 0}
+        # Each key's storage stamp when its bucket last copied it (see ``sent_stamp``).
+        self._stamps = {}
 
     # -- filling ----------------------------------------------------------------------------------
-    def submit(self, key, array):
-        """Adds ``array`` (reduced in place by ``wait``) to the open bucket of its dtype."""
+    def submit(self, key, array, result=None):
+        """Adds ``array`` to the open bucket of its dtype; ``wait`` writes the reduced values
+        into ``result`` (default: ``array`` itself). ``array`` is read when its bucket is sent."""
         dt = np.dtype(array.dtype)
         bucket = self._open.get(dt)
         if bucket is None:
             bucket = self._open[dt] = _Bucket(dt)
-        bucket.entries.append((key, array))
+        bucket.entries.append((key, array, array if result is None else result))
         bucket.nbytes += array.size * dt.itemsize
         if bucket.nbytes >= self.bucket_bytes:
             self._send(self._open.pop(dt))
@@ -82,8 +86,15 @@ class GradientReducer:
             self._send(self._open[dt])
         self._open.clear()
 
+    def sent_stamp(self, key):
+        """The storage stamp (``_ferrograd._storage_stamp``) of ``key``'s array when its bucket
+        copied it: compare with the array's stamp now to tell whether it was written since."""
+        return self._stamps.get(key)
+
     def _send(self, bucket):
-        views = [a.to_numpy().reshape(-1) for _, a in bucket.entries]
+        for key, array, _ in bucket.entries:
+            self._stamps[key] = _ferrograd._storage_stamp(array)
+        views = [a.to_numpy().reshape(-1) for _, a, _ in bucket.entries]
         bucket.fused = views[0].copy() if len(views) == 1 else np.concatenate(views)
         self._sent.append(bucket)
         self.stats["buckets"] += 1
@@ -125,7 +136,7 @@ class GradientReducer:
         self.stats["exposed"] += time.perf_counter() - start
         for bucket in sent:
             offset = 0
-            for key, array in bucket.entries:
+            for key, _, array in bucket.entries:
                 n = array.size
                 part = bucket.fused[offset:offset + n].reshape(array.shape)
                 target = _comm.writable_view(array)

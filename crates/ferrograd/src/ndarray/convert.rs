@@ -182,6 +182,7 @@ impl NDArray {
             let mut guard = self.cell.buf.lock();
             // Imported memory (a NumPy array the user also sees) is written in place.
             if whole(self, &guard) && whole(src, &src_buf) && !guard.is_foreign() {
+                self.cell.version.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 *guard = src_buf;
                 return Ok(());
             }

@@ -15,7 +15,7 @@
 pub(crate) mod convert;
 pub mod view;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use ferrograd_kernels::element::{alloc_output, try_alloc_output, try_alloc_zeroed};
@@ -35,6 +35,8 @@ pub struct Cell {
     buf: Mutex<Arc<Buffer>>,
     /// The buffer (or one it was lazily copied from) was handed to a consumer that may write it.
     exported: AtomicBool,
+    /// Counts writes through ferrograd (see [`NDArray::storage_version`]).
+    version: AtomicU64,
 }
 
 /// Shape and dtype, everything shape/type inference needs.
@@ -80,7 +82,7 @@ fn check_len(len: usize, shape: &[usize]) -> Result<()> {
 impl NDArray {
     /// A new, untracked handle over its own storage cell.
     fn make(buf: Arc<Buffer>, layout: Layout, dtype: DType) -> NDArray {
-        let cell = Cell { buf: Mutex::new(buf), exported: AtomicBool::new(false) };
+        let cell = Cell { buf: Mutex::new(buf), exported: AtomicBool::new(false), version: AtomicU64::new(0) };
         NDArray { cell: Arc::new(cell), layout, dtype }
     }
 
@@ -204,6 +206,7 @@ impl NDArray {
             *self = self.to_contiguous_copy();
         }
         let mut guard = self.cell.buf.lock();
+        self.cell.version.fetch_add(1, Ordering::Relaxed);
         let buf = Arc::make_mut(&mut guard);
         f(buf, &self.layout)
     }
@@ -274,6 +277,18 @@ impl NDArray {
         Arc::make_mut(&mut guard);
         self.cell.exported.store(true, Ordering::Relaxed);
         guard.clone()
+    }
+
+    /// A number that changes whenever ferrograd writes this storage (through any view), or
+    /// `None` when memory outside ferrograd's control may have been written: an exported buffer
+    /// or imported (foreign) memory. Lets a caller tell whether an array was modified since it
+    /// last looked (a gradient sent early to an allreduce).
+    pub fn storage_version(&self) -> Option<u64> {
+        let guard = self.cell.buf.lock();
+        if self.is_exported() || guard.is_foreign() {
+            return None;
+        }
+        Some(self.cell.version.load(Ordering::Relaxed))
     }
 
     /// An address identifying the storage cell (shared by views) while this handle lives.
