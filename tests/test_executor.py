@@ -295,3 +295,34 @@ def test_no_backward_work_for_gradients_nobody_asked_for():
                                    data=(3, 5))
     assert ops(full).count("dot") == 2 and ops(weights_only).count("dot") == 1
     assert weights_only.grad_dict["data"] is None
+
+
+def test_grad_ready_callback_gets_each_final_gradient_during_backward():
+    data = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(data, num_hidden=4, name="fc1")
+    net = mx.sym.Activation(net, act_type="tanh")
+    net = mx.sym.FullyConnected(net, num_hidden=2, name="fc2")
+    net = mx.sym.sum(net)
+    rs = np.random.RandomState(0)
+    args = {n: mx.nd.array(rs.randn(*s)) for n, s in
+            zip(net.list_arguments(), net.infer_shape(data=(3, 5))[0], strict=True)}
+    grads = {n: mx.nd.zeros(a.shape) for n, a in args.items()}
+    exe = net.bind(mx.cpu(), args, args_grad=grads)
+    seen = []
+    exe._grad_ready = lambda i, g: seen.append((net.list_arguments()[i], g.asnumpy().copy()))
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.ones((1,)))
+    names = [n for n, _ in seen]
+    assert sorted(names) == sorted(net.list_arguments())
+    assert names.index("fc2_weight") < names.index("fc1_weight")
+    for name, g in seen:
+        np.testing.assert_array_equal(g, grads[name].asnumpy())
+    # hand-derived: d sum(fc2(h)) / d fc2_bias = batch size for each unit
+    np.testing.assert_allclose(dict(seen)["fc2_bias"], [3.0, 3.0])
+
+    def boom(i, g):
+        raise KeyError("no room for gradient")
+    exe._grad_ready = boom
+    exe.forward(is_train=True)
+    with pytest.raises(MXNetError, match="grad_ready callback raised KeyError"):
+        exe.backward(mx.nd.ones((1,)))

@@ -171,6 +171,9 @@ class Executor:
         self.aux_arrays = aux_arrays
         self._monitor = None
         self._backward_monitor = None  # set by mx.mon.Monitor.install (monitor_backward)
+        # grad_ready(i, grad): called as argument i's gradient is final during backward (a
+        # distributed store reduces it while backward goes on; see Module.init_optimizer)
+        self._grad_ready = None
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self._out_names = symbol.list_outputs()
@@ -244,7 +247,7 @@ class Executor:
                 raise TypeError("inputs must be NDArray")
         if len(grads) < n:
             grads += [None] * (n - len(grads))
-        self.handle.backward(grads, bool(is_train))
+        self.handle.backward(grads, bool(is_train), self._grad_ready)
         if self._backward_monitor is not None:
             self._backward_monitor(self, grads, is_train)
 

@@ -13,8 +13,9 @@ saving states) waits for them. The bucket size is ``bucket_bytes`` (default 25 M
 ``FERROGRAD_DIST_BUCKET_MB``).
 
 With ``overlap_backward`` on (the default; ``FERROGRAD_DIST_OVERLAP=0`` turns it off), a
-Trainer with one context per worker registers its parameters here and each gradient is submitted
-the moment backward has finished it, so most of the communication hides behind the rest of
+Trainer with one context per worker registers its parameters here (a Module installs
+``executor_hook`` on its executor) and each gradient is submitted the moment backward has
+finished it, so most of the communication hides behind the rest of
 backward. The reduced values go to a separate array, never into the gradient. When the gradient
 is pushed, its storage stamp (a write counter) is compared with the one taken when its bucket
 copied it: a gradient written since (an in-place clip, a second backward, ``grad_req='add'``)
@@ -114,6 +115,21 @@ class DistKVStore(KVStore):
         if not self.overlap_backward or not _overlap.supported():
             return False
         return bool(_overlap.watch(self, arrays_by_key))
+
+    def executor_hook(self, keys_by_arg):
+        """A ``grad_ready(i, grad)`` callback for an Executor's backward (``Module`` installs it
+        with one device per worker): the gradient of argument ``i``, stored under key
+        ``keys_by_arg[i]``, is reduced as soon as backward has produced it. ``None`` when
+        ``overlap_backward`` is off."""
+        if not self.overlap_backward:
+            return None
+
+        def grad_ready(i, grad):
+            key = keys_by_arg.get(i)
+            if key is not None:
+                self._gradient_ready(key, grad)
+
+        return grad_ready
 
     def _gradient_ready(self, key, grad):
         if key in self._early:

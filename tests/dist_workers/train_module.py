@@ -28,6 +28,12 @@ def fit(kvstore, x, y, batch, init):
     mx.random.seed(0)
     mod.fit(it, num_epoch=2, kvstore=kvstore, optimizer="sgd", initializer=init,
             optimizer_params={"learning_rate": 0.5, "momentum": 0.9})
+    if kvstore is not None:
+        # overlap is on by default: the executor handed each of the 4 parameter gradients to
+        # the store from inside backward, every step of both epochs
+        assert mod._kvstore.gradients_during_backward == 4 * STEPS * 2, \
+            mod._kvstore.gradients_during_backward
+        assert mod._kvstore.gradients_resent == 0
     return {k: v.asnumpy() for k, v in mod.get_params()[0].items()}
 
 

@@ -31,6 +31,12 @@ fn guarded<T>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error>) -> PyResult<
     enter_with_gil(py, f)
 }
 
+/// A Python callback's exception as an error of the running backward (type and message kept).
+fn callback_error(py: Python<'_>, e: PyErr) -> Error {
+    let name = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "Exception".into());
+    Error::Runtime(format!("backward: the grad_ready callback raised {name}: {}", e.value(py)))
+}
+
 type Shapes = Vec<Option<Vec<usize>>>;
 type PartialShapes = Vec<Option<Vec<Option<usize>>>>;
 type DTypes = Vec<Option<&'static str>>;
@@ -363,14 +369,33 @@ impl PyExecutor {
     }
 
     /// Runs the backward schedule; `out_grads[i] = None` lets a loss head supply its own.
-    fn backward(&self, py: Python<'_>, out_grads: Vec<Option<PyRef<'_, PyNDArray>>>, is_train: bool) -> PyResult<()> {
+    /// `grad_ready(i, grad)`, if given, is called with each argument's index and gradient buffer
+    /// as soon as that gradient is final, before the rest of backward runs; it must not use
+    /// this executor.
+    #[pyo3(signature = (out_grads, is_train, grad_ready=None))]
+    fn backward(
+        &self,
+        py: Python<'_>,
+        out_grads: Vec<Option<PyRef<'_, PyNDArray>>>,
+        is_train: bool,
+        grad_ready: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
         let gs: Vec<Option<NDArray>> = out_grads.iter().map(|g| g.as_ref().map(|g| g.array())).collect();
         drop(out_grads);
         // Runs the gradient rule of every node of the bound graph: always far more work than the
         // ~100 ns a GIL release costs, whatever the size of the heads (a loss is a scalar). The
         // executor lock is taken and released inside the GIL-free section, so another thread
         // waiting for it while holding the GIL cannot deadlock with this one.
-        enter(py, true, || self.inner.lock().backward(&gs, is_train))
+        enter(py, true, || {
+            let Some(f) = grad_ready else { return self.inner.lock().backward(&gs, is_train) };
+            let mut call = |i: usize, g: &NDArray| {
+                Python::attach(|py| {
+                    let arg = PyNDArray::wrap(py, g.clone()).map_err(|e| callback_error(py, e))?;
+                    f.bind(py).call1((i, arg)).map(|_| ()).map_err(|e| callback_error(py, e))
+                })
+            };
+            self.inner.lock().backward_with(&gs, is_train, Some(&mut call))
+        })
     }
 
     /// The output arrays (the same storage across runs).

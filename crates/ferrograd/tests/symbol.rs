@@ -164,3 +164,42 @@ fn executor_is_reusable_after_a_bad_backward() {
     let got = exe.grads[1].as_ref().unwrap().to_f64_vec();
     assert!((got[0] - 2.0 * (1.0 - t * t)).abs() < 1e-12 && (got[1] - 4.0 * (1.0 - t * t)).abs() < 1e-12);
 }
+
+#[test]
+fn grad_ready_sees_each_final_gradient_once_the_head_side_first() {
+    let s = mlp(6, 3);
+    let args = vec![
+        NDArray::from_vec((0..20).map(|i| (i as f32 * 0.37).sin()).collect(), &[5, 4]).unwrap(),
+        NDArray::from_vec((0..24).map(|i| (i as f32 * 0.21).cos() * 0.5).collect(), &[6, 4]).unwrap(),
+        NDArray::from_vec(vec![0.1f32; 6], &[6]).unwrap(),
+        NDArray::from_vec((0..18).map(|i| (i as f32 * 0.43).sin() * 0.5).collect(), &[3, 6]).unwrap(),
+        NDArray::from_vec(vec![-0.2f32; 3], &[3]).unwrap(),
+        NDArray::from_vec(vec![0.0f32, 2.0, 1.0, 1.0, 0.0], &[5]).unwrap(),
+    ];
+    let mut plain = bind_with_grads(&s, args.clone());
+    plain.forward(true, &mut |_, _| {}).unwrap();
+    plain.backward(&[None], true).unwrap();
+    let mut hooked = bind_with_grads(&s, args);
+    hooked.forward(true, &mut |_, _| {}).unwrap();
+    let mut seen: Vec<(usize, Vec<f64>)> = Vec::new();
+    let mut record = |i: usize, g: &NDArray| {
+        seen.push((i, g.to_f64_vec()));
+        Ok(())
+    };
+    hooked.backward_with(&[None], true, Some(&mut record)).unwrap();
+    // Every argument with a gradient buffer, once, with the value backward leaves in it.
+    let mut order: Vec<usize> = seen.iter().map(|(i, _)| *i).collect();
+    for (i, g) in &seen {
+        assert_eq!(g, &plain.grads[*i].as_ref().unwrap().to_f64_vec(), "argument {i}");
+        assert_eq!(g, &hooked.grads[*i].as_ref().unwrap().to_f64_vec(), "argument {i}");
+    }
+    // fc2's weight and bias (3, 4) are final before fc1's (1, 2), which need fc2's data gradient.
+    let pos = |a: usize| order.iter().position(|&i| i == a).unwrap();
+    assert!(pos(3) < pos(1) && pos(4) < pos(1) && pos(3) < pos(2));
+    order.sort_unstable();
+    assert_eq!(order, vec![0, 1, 2, 3, 4, 5]);
+    // A failing callback stops backward with its error.
+    let mut fail = |_: usize, _: &NDArray| Err(ferrograd::Error::Runtime("stop here".into()));
+    let err = hooked.backward_with(&[None], true, Some(&mut fail)).err().unwrap();
+    assert!(err.to_string().contains("stop here"), "{err}");
+}

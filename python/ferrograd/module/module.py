@@ -356,6 +356,12 @@ class Module(BaseModule):
             self._kvstore.init(name, self._arg_params[name])
             if self._update_on_kvstore:
                 self._kvstore.pull(name, block, priority=-idx)
+        hook_for = getattr(self._kvstore, "executor_hook", None)
+        if hook_for is not None and len(group.execs) == 1:
+            # a distributed store reduces each gradient as the executor's backward produces it
+            exe, params = group.execs[0], set(group.param_names)
+            exe._grad_ready = hook_for({i: n for i, n in enumerate(exe._arg_names)
+                                        if n in params})
 
     def borrow_optimizer(self, shared_module):
         """Uses ``shared_module``'s optimizer, store and updater."""

@@ -466,6 +466,18 @@ impl Executor {
     /// Runs the backward schedule with one head gradient per output (`None`: the output is a loss
     /// op's, which supplies its own) and stores the gradients by each argument's `grad_req`.
     pub fn backward(&mut self, out_grads: &[Option<NDArray>], is_train: bool) -> Result<()> {
+        self.backward_with(out_grads, is_train, None)
+    }
+
+    /// [`Executor::backward`] that calls `grad_ready(i, grad)` for each argument `i` whose
+    /// gradient buffer was written, as soon as it is final (its last backward step has run),
+    /// while the rest of backward is still to come: a distributed store starts reducing it then.
+    pub fn backward_with(
+        &mut self,
+        out_grads: &[Option<NDArray>],
+        is_train: bool,
+        grad_ready: Option<&mut dyn FnMut(usize, &NDArray) -> Result<()>>,
+    ) -> Result<()> {
         if out_grads.len() != self.head_vals.len() {
             return Err(Error::Value(format!(
                 "backward: {} head gradient(s) given for {} output(s) {:?}",
@@ -493,13 +505,49 @@ impl Executor {
             self.update_on_backward()?;
         }
         let ctx = Ctx { is_train };
-        self.run(self.n_forward..self.steps.len(), &ctx, &mut |_, _| {})?;
-        for i in 0..self.args.len() {
-            let Some(dst) = &mut self.grads[i] else { continue };
-            let g = self.grad_vals[i].and_then(|v| self.vals[v as usize].as_ref());
-            apply_grad_req(dst, self.reqs[i], g, GradSource::Reused)?;
+        let Some(hook) = grad_ready else {
+            self.run(self.n_forward..self.steps.len(), &ctx, &mut |_, _| {})?;
+            return (0..self.args.len()).try_for_each(|i| self.store_grad(i).map(|_| ()));
+        };
+        let mut start = self.n_forward;
+        for (end, i) in self.grad_ready_order() {
+            if end > start {
+                self.run(start..end, &ctx, &mut |_, _| {})?;
+                start = end;
+            }
+            if let Some(grad) = self.store_grad(i)? {
+                hook(i, &grad)?;
+            }
         }
-        Ok(())
+        self.run(start..self.steps.len(), &ctx, &mut |_, _| {})
+    }
+
+    /// Stores argument `i`'s computed gradient by its `grad_req`; returns its buffer if written.
+    fn store_grad(&mut self, i: usize) -> Result<Option<NDArray>> {
+        let Some(dst) = &mut self.grads[i] else { return Ok(None) };
+        let g = self.grad_vals[i].and_then(|v| self.vals[v as usize].as_ref());
+        apply_grad_req(dst, self.reqs[i], g, GradSource::Reused)?;
+        Ok((self.reqs[i] != GradReq::Null).then(|| dst.clone()))
+    }
+
+    /// `(end, i)` for every argument with a gradient buffer, in the order their gradients become
+    /// final: `end` is one past the backward step that produces it (`n_forward` for one no step
+    /// produces, e.g. a head gradient or none at all).
+    fn grad_ready_order(&self) -> Vec<(usize, usize)> {
+        let mut order: Vec<(usize, usize)> = (0..self.args.len())
+            .filter(|&i| self.grads[i].is_some())
+            .map(|i| {
+                let end = self.grad_vals[i].and_then(|v| {
+                    (self.n_forward..self.steps.len())
+                        .rev()
+                        .find(|&s| self.steps[s].io.outputs.contains(&v))
+                        .map(|s| s + 1)
+                });
+                (end.unwrap_or(self.n_forward), i)
+            })
+            .collect();
+        order.sort_unstable();
+        order
     }
 
     /// Whether output `h` is a loss op's (it needs no head gradient).
