@@ -225,3 +225,24 @@ def test_samplers_follow_the_seed():
     assert a.min() >= 0 and a.max() < 2
     s = nd.sample_normal(nd.array([0.0, 100.0]), nd.array([1.0, 1.0]), shape=(200,)).asnumpy()
     assert s.shape == (2, 200) and abs(s[1].mean() - 100) < 1
+
+
+def test_max_pooling_nan_rule_and_padded_edges():
+    # The window is folded in row-major order from its first element: a NaN there stays the
+    # maximum, a later NaN is skipped (what the per-window loop did before the row-wise kernel).
+    x = np.array([[np.nan, 1, 5, np.nan], [2, 3, 4, 0]], dtype=np.float32).reshape(1, 1, 2, 4)
+    y = nd.Pooling(nd.array(x), kernel=(2, 2), stride=(2, 2), pool_type="max").asnumpy()
+    assert np.isnan(y[0, 0, 0, 0]) and y[0, 0, 0, 1] == 5
+    # Padding with stride 3: edge windows are clamped; compare with a NumPy loop.
+    rs = np.random.RandomState(4)
+    x = rs.randn(2, 3, 7, 11).astype(np.float32)
+    for kind, reduce in [("max", np.max), ("avg", np.mean)]:
+        y = nd.Pooling(nd.array(x), kernel=(3, 2), stride=(2, 3), pad=(1, 1), pool_type=kind,
+                       count_include_pad=False).asnumpy()
+        oh, ow = (7 + 2 - 3) // 2 + 1, (11 + 2 - 2) // 3 + 1
+        assert y.shape == (2, 3, oh, ow)
+        for i in range(oh):
+            for j in range(ow):
+                r0, c0 = i * 2 - 1, j * 3 - 1
+                win = x[:, :, max(r0, 0):r0 + 3, max(c0, 0):c0 + 2]
+                np.testing.assert_allclose(y[:, :, i, j], reduce(win, axis=(2, 3)), rtol=1e-6)

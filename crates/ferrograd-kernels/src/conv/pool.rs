@@ -176,6 +176,81 @@ fn plane_work(g: &Geom) -> usize {
     (g.out_plane() * g.ksize()).max(1)
 }
 
+/// The output columns whose window lies wholly inside the input row (no padding, no clamping):
+/// `lo..hi`, with their windows starting at `xo·s - p`.
+fn interior_columns(g: &Geom) -> std::ops::Range<usize> {
+    let (w, k, s, p, ow) = (g.inp[2], g.k[2], g.s[2], g.p[2], g.out[2]);
+    let lo = p.div_ceil(s).min(ow);
+    let hi = if w + p >= k { ((w + p - k) / s + 1).min(ow) } else { 0 };
+    lo..hi.max(lo)
+}
+
+/// Folds one input row into output row `out` for max (`first`: this is the window's first row,
+/// so each output starts from its window's first element) or for a sum.
+#[inline(always)]
+fn fold_row<T: PoolFloat>(g: &Geom, max: bool, first: bool, row: &[T], out: &mut [T], inner: &std::ops::Range<usize>) {
+    let (k, s, p) = (g.k[2], g.s[2], g.p[2]);
+    let fold = |o: &mut T, win: &[T]| {
+        if max {
+            let mut m = if first { win[0] } else { *o };
+            for &v in win {
+                if v > m {
+                    m = v;
+                }
+            }
+            *o = m;
+        } else {
+            let mut acc = *o;
+            win.iter().for_each(|&v| acc += v);
+            *o = acc;
+        }
+    };
+    for xo in (0..inner.start).chain(inner.end..out.len()) {
+        let (xlo, xhi, _) = axis_window(g, 2, xo);
+        if xlo < xhi {
+            fold(&mut out[xo], &row[xlo..xhi]);
+        }
+    }
+    let start = inner.start * s - p;
+    if s == k {
+        let span = &row[start..start + inner.len() * k];
+        for (o, win) in out[inner.clone()].iter_mut().zip(span.chunks_exact(k)) {
+            fold(o, win);
+        }
+    } else {
+        for (j, o) in out[inner.clone()].iter_mut().enumerate() {
+            let x = start + j * s;
+            fold(o, &row[x..x + k]);
+        }
+    }
+}
+
+/// 2-D max, average or sum pooling of one plane, an output row at a time: each input row of the
+/// window rows is folded into the whole output row, so the input is read row by row and max
+/// pooling tracks no positions. Every output still folds its window in row-major order, from
+/// its first element (max) or from zero (sums), so the results are those of a per-window loop:
+/// a NaN first element stays the maximum, later NaNs are skipped.
+fn pool_plane_2d<T: PoolFloat>(g: &Geom, kind: PoolKind, xs: &[T], ys: &mut [T]) {
+    let (w, ow) = (g.inp[2], g.out[2]);
+    let max = kind == PoolKind::Max;
+    let inner = interior_columns(g);
+    for (yo, out) in ys.chunks_mut(ow).enumerate() {
+        let (ylo, yhi, ya) = axis_window(g, 1, yo);
+        out.fill(T::zero());
+        for y in ylo..yhi {
+            fold_row(g, max, y == ylo, &xs[y * w..(y + 1) * w], out, &inner);
+        }
+        if max {
+            continue; // empty windows (only at clamped edges) stay 0
+        }
+        for (xo, o) in out.iter_mut().enumerate() {
+            let (xlo, xhi, xa) = axis_window(g, 2, xo);
+            let win = Win2 { y: (ylo, yhi), x: (xlo, xhi), area: ya * xa };
+            *o = *o * scale_2d::<T>(kind, win);
+        }
+    }
+}
+
 /// Pooling forward over `planes` contiguous planes (`g.c` is ignored). Empty windows (only
 /// possible with the `full` convention) give 0.
 pub fn pool_forward<T: PoolFloat>(g: &Geom, kind: PoolKind, x: &[T], y: &mut [T]) {
@@ -187,18 +262,8 @@ pub fn pool_forward<T: PoolFloat>(g: &Geom, kind: PoolKind, x: &[T], y: &mut [T]
     for_plane_chunks(y, op, plane_work(g), Cost::Read, |first, ys| {
         for (j, ys) in ys.chunks_mut(op).enumerate() {
             let xs = &x[(first + j) * ip..][..ip];
-            let w = g.inp[2];
             match kind {
-                PoolKind::Max if is_2d(g) => for_windows_2d(g, |o, win| {
-                    ys[o] = if is_empty_2d(win) { T::zero() } else { xs[argmax_2d(xs, w, win)] };
-                }),
-                PoolKind::Avg { .. } | PoolKind::Sum if is_2d(g) => for_windows_2d(g, |o, win| {
-                    let mut acc = T::zero();
-                    for y in win.y.0..win.y.1 {
-                        xs[y * w + win.x.0..y * w + win.x.1].iter().for_each(|&v| acc += v);
-                    }
-                    ys[o] = acc * scale_2d::<T>(kind, win);
-                }),
+                PoolKind::Max | PoolKind::Avg { .. } | PoolKind::Sum if is_2d(g) => pool_plane_2d(g, kind, xs, ys),
                 PoolKind::Max => for_windows(g, |o, lo, hi, _| {
                     ys[o] = argmax(xs, g, lo, hi).map_or(T::zero(), |i| xs[i]);
                 }),
