@@ -476,7 +476,7 @@ impl Executor {
         &mut self,
         out_grads: &[Option<NDArray>],
         is_train: bool,
-        grad_ready: Option<&mut dyn FnMut(usize, &NDArray) -> Result<()>>,
+        grad_ready: Option<GradReady<'_>>,
     ) -> Result<()> {
         if out_grads.len() != self.head_vals.len() {
             return Err(Error::Value(format!(
@@ -564,6 +564,10 @@ impl Executor {
         self.n_forward
     }
 }
+
+/// A callback given each argument's index and gradient buffer as that gradient becomes final
+/// ([`Executor::backward_with`]); an error stops the backward.
+pub type GradReady<'a> = &'a mut dyn FnMut(usize, &NDArray) -> Result<()>;
 
 /// Drops backward steps whose outputs no gradient needs: a rule computes every input's gradient
 /// (FullyConnected's data gradient), but only those of arguments with a `grad_req` are kept.
