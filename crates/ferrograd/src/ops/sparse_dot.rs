@@ -46,7 +46,8 @@ struct Contig {
 impl Contig {
     fn new(x: &NDArray, dtype: DType) -> Result<Contig> {
         let x = if x.dtype() == dtype { x.to_contiguous() } else { x.astype(dtype) };
-        let range = x.layout().contiguous_range().ok_or_else(|| Error::Runtime("internal: copy is not contiguous".into()))?;
+        let range =
+            x.layout().contiguous_range().ok_or_else(|| Error::Runtime("internal: copy is not contiguous".into()))?;
         Ok(Contig { buf: x.snapshot(), range })
     }
 
