@@ -124,6 +124,18 @@ def test_tostype_both_ways_and_fallback_are_numpy_exact():
         np.testing.assert_array_equal((s * 3).asnumpy(), dense * 3)
 
 
+def test_empty_sparse_arrays_combine():
+    for stype in ("row_sparse", "csr"):
+        a = nd.sparse.zeros(stype, (4, 3))
+        total = a + nd.sparse.zeros(stype, (4, 3))
+        assert total.stype == stype and total.data.shape[0] == 0
+        total += nd.array(np.eye(4, 3, dtype=np.float32)).tostype(stype)
+        np.testing.assert_array_equal(total.asnumpy(), np.eye(4, 3))
+        np.testing.assert_array_equal((a * nd.ones((4, 3))).asnumpy(), np.zeros((4, 3)))
+    one_d = nd.sparse.row_sparse_array((np.zeros(0, np.float32), []), shape=(5,))
+    assert (one_d + one_d).shape == (5,)
+
+
 def test_autograd_through_a_sparse_input():
     a = np.array([[0, 2, 0], [1, 0, 3]], np.float32)
     c = nd.array(a).tostype("csr")

@@ -74,8 +74,8 @@ def _rsp_rows(x, rows):
 
 def _rsp_result(values, rows, shape):
     """A row_sparse array from rows of values (all-zero rows dropped)."""
-    flat = values.reshape(values.shape[0], -1)
-    keep = (flat != 0).any(axis=1) if flat.shape[1] else _np.zeros(values.shape[0], bool)
+    flat = values.reshape(values.shape[0], int(_np.prod(values.shape[1:], dtype=_np.int64)))
+    keep = (flat != 0).any(axis=1)
     return RowSparseNDArray._lazy(_nd(values[keep], values.dtype),
                                   [_nd(rows[keep].astype(_np.int64), _np.int64)], shape)
 
