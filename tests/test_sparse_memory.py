@@ -136,6 +136,19 @@ def test_empty_sparse_arrays_combine():
     assert (one_d + one_d).shape == (5,)
 
 
+def test_dense_values_written_natively_are_what_assignment_copies():
+    # An array with dense values (e.g. an optimizer's float32 master weight after a fused
+    # update) is read through them, not through components taken earlier.
+    master = nd.array(np.eye(3, dtype=np.float32)).tostype("row_sparse")
+    assert master.T.shape == (3, 3) and not _sparse_pending(master)
+    nd.NDArray.__setitem__(master, slice(None), nd.full((3, 3), 2.0))
+    weight = nd.sparse.zeros("row_sparse", (3, 3), dtype="float16")
+    weight[:] = master.astype("float16")
+    np.testing.assert_array_equal(weight.asnumpy(), np.full((3, 3), 2.0))
+    assert _sparse_pending(weight) and weight.indices.asnumpy().tolist() == [0, 1, 2]
+    np.testing.assert_array_equal((master * master).asnumpy(), np.full((3, 3), 4.0))
+
+
 def test_autograd_through_a_sparse_input():
     a = np.array([[0, 2, 0], [1, 0, 3]], np.float32)
     c = nd.array(a).tostype("csr")

@@ -115,7 +115,7 @@ def unary(name, x):
     fn = _op(name)
     if not isinstance(x, BaseSparseNDArray) or name not in ZERO_PRESERVING:
         return fn(dense_of(x))
-    if _recording():
+    if _recording() or not x._pending:
         return type(x)._wrap(fn(x._dense()), fn(x.data), x._sp_aux)
     return type(x)._lazy(fn(x.data), x._sp_aux, x.shape)
 
@@ -158,7 +158,7 @@ def binary(kind, lhs, rhs):
     native = _NATIVE[kind]
     if _is_scalar(rhs):
         if kind in ("mul", "div"):
-            if _recording():
+            if _recording() or not lhs._pending:
                 return type(lhs)._wrap(native(lhs._dense(), rhs), native(lhs.data, rhs),
                                        lhs._sp_aux)
             return type(lhs)._lazy(native(lhs.data, rhs), lhs._sp_aux, lhs.shape)
@@ -167,7 +167,9 @@ def binary(kind, lhs, rhs):
         return NotImplemented
     same = isinstance(rhs, BaseSparseNDArray) and rhs.stype == lhs.stype
     keeps = (same and kind in ("add", "sub", "mul")) or (kind == "mul" and rhs.stype == "default")
-    if keeps and not _recording():
+    # Components are the truth only of arrays without dense values (see _assign).
+    from_components = lhs._pending and (rhs.stype == "default" or rhs._pending)
+    if keeps and from_components and not _recording():
         res = _sparse_binary(kind, lhs, rhs)
         if res is not None:
             return res

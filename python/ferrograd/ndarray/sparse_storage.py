@@ -299,6 +299,12 @@ class BaseSparseNDArray(NDArray):
             raise ShapeError(f"{type(self).__name__}.__setitem__: value of shape {value.shape} "
                              f"does not match the array's shape {self.shape}")
         src = value if value.stype == self._stype else from_dense(value, self._stype)
+        if not src._pending:
+            # Dense values are the truth of an array that has them (native writes, such as an
+            # optimizer's fused update, change them without touching the components).
+            from .. import autograd
+            with autograd.pause():
+                src = from_dense(src._dense(), self._stype)
         data, aux = src.data.astype(self.dtype).copy(), [a.copy() for a in src._sp_aux]
         if not self._pending:
             from .. import autograd
