@@ -1,5 +1,6 @@
 """Sparse storage benchmarks (not a timed test): ``dot(csr, dense)`` against SciPy in the same
-process, and the Embedding(sparse_grad=True) backward. Prints medians; see docs/benchmarks.md.
+process (interleaved), and the Embedding(sparse_grad=True) backward. Prints medians; see
+docs/benchmarks.md.
 
     python benches/python/sparse.py [--repeat 7]
 """
@@ -21,6 +22,20 @@ def median_time(fn, repeat):
     return statistics.median(times)
 
 
+def interleaved(fns, repeat):
+    """Median seconds of each of ``fns`` (name -> callable), run in turns after a warm-up, so
+    machine load hits them alike."""
+    times = {name: [] for name in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def bench_dot(repeat):
     import ferrograd as mx
     import scipy.sparse as sps
@@ -29,17 +44,27 @@ def bench_dot(repeat):
     n, k = 10_000, 64
     m = sps.random(n, n, density=0.01, format="csr", dtype=np.float32, random_state=0)
     dense = rng.standard_normal((n, k)).astype(np.float32)
-    csr, rhs = mx.nd.sparse.csr_matrix(m), mx.nd.array(dense)
-    ours = mx.nd.sparse.dot(csr, rhs)
-    np.testing.assert_allclose(ours.asnumpy(), m @ dense, rtol=1e-4, atol=1e-4)
-    t_ours = median_time(lambda: mx.nd.sparse.dot(csr, rhs).wait_to_read(), repeat)
-    t_scipy = median_time(lambda: m @ dense, repeat)
-    t_ours_t = median_time(lambda: mx.nd.sparse.dot(csr, rhs, transpose_a=True), repeat)
-    t_scipy_t = median_time(lambda: m.T @ dense, repeat)
-    print(f"dot(csr 1e4x1e4 1%, dense 1e4x64): ferrograd {t_ours * 1e3:.2f} ms, "
-          f"scipy {t_scipy * 1e3:.2f} ms, speed vs scipy {t_scipy / t_ours:.2f}x")
-    print(f"dot(csr.T, dense) (result row_sparse): ferrograd {t_ours_t * 1e3:.2f} ms, "
-          f"scipy {t_scipy_t * 1e3:.2f} ms")
+    left = rng.standard_normal((k, n)).astype(np.float32)
+    csr, rhs, lhs = mx.nd.sparse.csr_matrix(m), mx.nd.array(dense), mx.nd.array(left)
+    np.testing.assert_allclose(mx.nd.sparse.dot(csr, rhs).asnumpy(), m @ dense, rtol=1e-4,
+                               atol=1e-4)
+    np.testing.assert_allclose(mx.nd.sparse.dot(csr, rhs, transpose_a=True).asnumpy(),
+                               m.T @ dense, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(mx.nd.sparse.dot(lhs, csr).asnumpy(), left @ m, rtol=1e-4,
+                               atol=1e-4)
+    t = interleaved({
+        "ours": lambda: mx.nd.sparse.dot(csr, rhs).wait_to_read(),
+        "scipy": lambda: m @ dense,
+        "ours_t": lambda: mx.nd.sparse.dot(csr, rhs, transpose_a=True),
+        "scipy_t": lambda: m.T @ dense,
+        "ours_dc": lambda: mx.nd.sparse.dot(lhs, csr),
+        "scipy_dc": lambda: left @ m,
+    }, repeat)
+    for label, ours, ref in (("dot(csr 1e4x1e4 1%, dense 1e4x64)", "ours", "scipy"),
+                             ("dot(csr.T, dense) (result row_sparse)", "ours_t", "scipy_t"),
+                             ("dot(dense 64x1e4, csr) (result csr)", "ours_dc", "scipy_dc")):
+        print(f"{label}: ferrograd {t[ours] * 1e3:.2f} ms, scipy {t[ref] * 1e3:.2f} ms, "
+              f"speed vs scipy {t[ref] / t[ours]:.2f}x")
 
 
 def bench_embedding(repeat):

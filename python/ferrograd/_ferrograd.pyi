@@ -364,6 +364,25 @@ def _view_as(cls: type[_T], x: NDArray) -> _T:
     """A new object of class ``cls`` over the same storage and autograd entry as ``x``."""
 
 
+def _sparse_new(cls: type[_T], stype: str, shape: Sequence[int], data: NDArray,
+                aux: list[NDArray]) -> _T:
+    """A new ``cls`` (sparse subclass) instance holding only the components."""
+
+
+def _sparse_reset(x: NDArray, stype: str, shape: Sequence[int], data: NDArray,
+                  aux: list[NDArray]) -> None:
+    """Gives ``x`` new components; its dense values, if built, are dropped."""
+
+
+def _sparse_pending(x: NDArray) -> bool:
+    """Whether ``x`` holds only its components (no dense values built)."""
+
+
+def _sparse_to_dense(stype: str, shape: Sequence[int], data: NDArray,
+                     aux: list[NDArray]) -> NDArray:
+    """A new dense array from sparse components."""
+
+
 # ----------------------------------------------------------------------------------------------
 # random numbers
 

@@ -14,6 +14,7 @@ mod ndarray;
 mod ndarray_sync;
 mod opfunc;
 mod profiler;
+mod sparse;
 
 pub(crate) use opfunc::attr_value;
 mod symbol;
@@ -182,6 +183,7 @@ fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     symbol::register(m)?;
     io::register(m)?;
     profiler::register(m)?;
+    sparse::register(m)?;
     let _ = DType::F32;
     Ok(())
 }

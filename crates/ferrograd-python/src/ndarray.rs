@@ -3,6 +3,7 @@
 //! interop in `interop.rs`, the locking that makes one array safe to share between threads in
 //! `ndarray_sync.rs`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use ferrograd::autograd::{self, Entry, Tracked};
@@ -21,6 +22,7 @@ use pyo3::IntoPyObjectExt;
 use crate::convert;
 use crate::errors::{enter, enter_with_gil, is_heavy};
 use crate::ndarray_sync::update_storage;
+use crate::sparse::SparseParts;
 
 /// An n-dimensional array (MXNet `mx.nd.NDArray`).
 ///
@@ -35,39 +37,122 @@ pub struct PyNDArray {
     /// The Context the array was created with, when one was given (e.g. `cpu_shared(0)`);
     /// `None` means `cpu(0)`. All memory is CPU memory either way.
     context: Mutex<Option<Py<PyAny>>>,
+    /// A sparse array's components while its dense values have not been needed: the handle
+    /// then holds an empty placeholder (keeping the autograd entry), and the first native use
+    /// of the handle builds the dense values from these (`crate::sparse`).
+    pending: Mutex<Option<Arc<SparseParts>>>,
+    /// `pending.is_some()`, read without the lock: dense arrays pay one atomic load.
+    is_pending: AtomicBool,
 }
 
 impl PyNDArray {
     /// Wraps an array: a plain [`NDArray`] (untracked) or a [`Tracked`] op result.
     pub fn new(inner: impl Into<Tracked>) -> Self {
-        PyNDArray { handle: RwLock::new(inner.into()), context: Mutex::new(None) }
+        PyNDArray {
+            handle: RwLock::new(inner.into()),
+            context: Mutex::new(None),
+            pending: Mutex::new(None),
+            is_pending: AtomicBool::new(false),
+        }
+    }
+
+    /// Makes sure the handle holds the dense values (a sparse array built from components gets
+    /// them now, once); an error (storage the allocator refuses) leaves the components in place.
+    pub fn materialize(&self) -> ferrograd::Result<()> {
+        if !self.is_pending.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut pending = self.pending.lock();
+        let Some(parts) = pending.clone() else { return Ok(()) };
+        let dense = parts.to_dense()?;
+        let old = {
+            let mut h = self.handle.write();
+            let entry = h.set_entry(None);
+            std::mem::replace(&mut *h, Tracked::with_entry(dense, entry))
+        };
+        *pending = None;
+        self.is_pending.store(false, Ordering::Release);
+        drop(pending);
+        drop(old);
+        Ok(())
+    }
+
+    /// [`Self::materialize`] for the infallible accessors; the op paths (`opfunc.rs`, the
+    /// arithmetic dunders) materialise first with a clean error, so this only fails for a
+    /// sparse array too large to hold dense met by some rarer native path.
+    fn settle(&self) {
+        if let Err(e) = self.materialize() {
+            panic!("{e}");
+        }
+    }
+
+    /// Replaces the sparse components the dense values are built from (they are built again
+    /// on the next native use); the autograd entry and context stay.
+    pub fn set_pending(&self, parts: SparseParts) {
+        let mut pending = self.pending.lock();
+        let placeholder = NDArray::zeros(&[0], parts.dtype());
+        let old = {
+            let mut h = self.handle.write();
+            let entry = h.set_entry(None);
+            std::mem::replace(&mut *h, Tracked::with_entry(placeholder, entry))
+        };
+        *pending = Some(Arc::new(parts));
+        self.is_pending.store(true, Ordering::Release);
+        drop(pending);
+        drop(old);
+    }
+
+    /// Whether the dense values are still to be built from sparse components.
+    pub fn is_pending(&self) -> bool {
+        self.is_pending.load(Ordering::Acquire)
+    }
+
+    /// The array as an op input: a sparse array not yet dense gives a temporary dense copy of
+    /// its values (MXNet's storage fallback) and stays sparse; others give [`Self::tracked`].
+    pub fn input(&self) -> ferrograd::Result<Tracked> {
+        if self.is_pending.load(Ordering::Acquire) {
+            let parts = self.pending.lock().clone();
+            if let Some(parts) = parts {
+                // No entry to carry: a pending array is marked (`attach_grad`) only after
+                // `set_entry` made it dense.
+                return Ok(Tracked::new(parts.to_dense()?));
+            }
+        }
+        Ok(self.tracked())
     }
 
     /// The array with its autograd entry, as op calls take it (a handle: cloning it copies
     /// reference counts, not data).
     pub fn tracked(&self) -> Tracked {
+        self.settle();
         self.handle.read().clone()
     }
 
     /// The storage handle alone (for the executor, I/O, kernels: everything but the tape).
     pub fn array(&self) -> NDArray {
+        self.settle();
         self.handle.read().array().clone()
     }
 
     /// Reads the handle in place (shape, dtype, entry, ...); `f` must not call Python.
     pub fn with<R>(&self, f: impl FnOnce(&Tracked) -> R) -> R {
+        self.settle();
         f(&self.handle.read())
     }
 
-    /// Rebinds this Python object to another array (its entry included).
+    /// Rebinds this Python object to another array (its entry included); a sparse array's
+    /// components are dropped (the new array is its value).
     pub fn set_array(&self, x: impl Into<Tracked>) {
+        let parts = self.pending.lock().take();
+        self.is_pending.store(false, Ordering::Release);
         let old = std::mem::replace(&mut *self.handle.write(), x.into());
-        drop(old); // after the lock: dropping history may release Python objects
+        drop((old, parts)); // after the lock: dropping history may release Python objects
     }
 
     /// Sets the array's autograd entry (a marked variable, or none) and returns the old one,
     /// for the caller to drop outside the lock (it may hold the last reference to a history).
     pub fn set_entry(&self, e: Option<Entry>) -> Option<Entry> {
+        self.settle();
         self.handle.write().set_entry(e)
     }
 
@@ -135,7 +220,7 @@ enum Operand {
 
 fn operand(other: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
     if let Ok(a) = other.cast::<PyNDArray>() {
-        return Ok(Some(Operand::Array(a.get().tracked())));
+        return Ok(Some(Operand::Array(a.get().input().map_err(|e| crate::errors::to_py(other.py(), e))?)));
     }
     if other.is_instance_of::<pyo3::types::PyFloat>() || other.is_instance_of::<pyo3::types::PyInt>() {
         return Ok(Some(Operand::Scalar(other.extract::<f64>()?)));

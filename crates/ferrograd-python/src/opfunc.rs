@@ -46,7 +46,8 @@ impl OpFunc {
     /// the call path).
     fn array(&self, py: Python<'_>, what: impl FnOnce() -> String, v: &Bound<'_, PyAny>) -> PyResult<Tracked> {
         match v.cast::<PyNDArray>() {
-            Ok(a) => Ok(a.get().tracked()),
+            // A sparse array without a sparse rule here is read as dense values (fallback).
+            Ok(a) => a.get().input().map_err(|e| to_py(py, e)),
             Err(_) => Err(type_err(
                 py,
                 format!("{}(): {} must be an NDArray, got {}", self.def.name, what(), v.get_type().name()?),

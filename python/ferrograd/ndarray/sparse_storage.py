@@ -1,11 +1,14 @@
 """The sparse array classes: ``CSRNDArray`` and ``RowSparseNDArray`` (MXNet's ``mx.nd.sparse``).
 
 A sparse array is an :class:`NDArray` (as in MXNet, so ``isinstance(x, mx.nd.NDArray)`` holds)
-whose native storage holds its dense values, plus its sparse components as dense NDArrays:
-``data``, ``indices`` and ``indptr`` for csr; ``data`` and ``indices`` for row_sparse. Every
-operator without a sparse rule reads the dense values, which is MXNet's "storage fallback"; the
-sparse rules (``dot``, ``retain``, the elementwise ops that keep sparsity) read the components.
-The dense values cost dense memory: sparse storage here is about semantics, not memory.
+that holds only its components, as dense NDArrays: ``data``, ``indices`` and ``indptr`` for csr;
+``data`` and ``indices`` for row_sparse. Its memory and creation cost follow the stored values,
+not the shape. The native object keeps the components too and builds the dense values only when
+something native needs them: an operator without a sparse rule gets a temporary dense copy as
+its input (MXNet's "storage fallback"), and a native method called on the array itself (or
+``attach_grad``) makes the dense values part of the array from then on. The sparse rules
+(``dot``, ``retain``, the elementwise ops that keep sparsity) read the components. Under
+``autograd.record()`` those rules compute on the dense values, so the tape sees every result.
 """
 
 import numpy as _np
@@ -74,9 +77,16 @@ def check_csr(data, indices, indptr, shape, op):
     if indices.size and (indices.min() < 0 or indices.max() >= n_cols):
         raise ValueError_(f"{op}: column indices must lie in [0, {n_cols}), got "
                           f"{indices.min()}..{indices.max()}")
-    for r in range(n_rows):
-        row = indices[indptr[r]:indptr[r + 1]]
-        if (_np.diff(row) <= 0).any():
+    if indices.size > 1:
+        # Positions j where indices[j + 1] starts a new row are not compared.
+        same_row = _np.ones(indices.size - 1, dtype=bool)
+        starts = indptr[1:-1]
+        starts = starts[(starts > 0) & (starts < indices.size)]
+        same_row[starts - 1] = False
+        bad = _np.flatnonzero(same_row & (_np.diff(indices) <= 0))
+        if bad.size:
+            r = int(_np.searchsorted(indptr, bad[0], side="right")) - 1
+            row = indices[indptr[r]:indptr[r + 1]]
             raise ValueError_(f"{op}: column indices of row {r} must be sorted and unique, got "
                               f"{row.tolist()}")
 
@@ -122,20 +132,56 @@ class BaseSparseNDArray(NDArray):
     _stype = None
 
     @classmethod
+    def _lazy(cls, data, aux, shape):
+        """An instance holding only the components ``data`` and ``aux`` (NDArrays, checked by
+        the caller) of an array of ``shape``: no dense values are made."""
+        obj = _ferrograd._sparse_new(cls, cls._stype, tuple(shape), data, list(aux))
+        obj._sp_shape = tuple(int(d) for d in shape)
+        obj._sp_data, obj._sp_aux = data, tuple(aux)
+        return obj
+
+    @classmethod
     def _wrap(cls, dense, data, aux):
         """An instance over the native array ``dense`` (same storage and autograd entry) with
-        the components ``data`` and ``aux`` (NDArrays)."""
+        the components ``data`` and ``aux`` (NDArrays): for views and recorded results."""
         obj = _ferrograd._view_as(cls, dense)
-        obj._set_components(data, aux)
+        obj._sp_shape = tuple(dense.shape)
+        obj._sp_data, obj._sp_aux = data, tuple(aux)
         return obj
 
     def _set_components(self, data, aux):
         self._sp_data = data
         self._sp_aux = tuple(aux)
+        if self._pending:
+            _ferrograd._sparse_reset(self, self._stype, self._sp_shape, data, list(aux))
+
+    @property
+    def _pending(self):
+        """True while no dense values exist (only the components)."""
+        return _ferrograd._sparse_pending(self)
 
     @property
     def stype(self):
         return self._stype
+
+    @property
+    def shape(self):
+        return self._sp_shape
+
+    @property
+    def dtype(self):
+        return self._sp_data.dtype
+
+    @property
+    def ndim(self):
+        return len(self._sp_shape)
+
+    @property
+    def size(self):
+        return int(_np.prod(self._sp_shape, dtype=_np.int64))
+
+    def __len__(self):
+        return self._sp_shape[0]
 
     @property
     def data(self):
@@ -159,8 +205,26 @@ class BaseSparseNDArray(NDArray):
         return self._sp_aux[i].dtype
 
     def _dense(self):
-        """The values as a plain (dense) NDArray sharing this array's storage."""
+        """The values as a plain (dense) NDArray: a temporary copy while the array holds only
+        components, else a view sharing its storage (and autograd entry)."""
+        if self._pending:
+            return _ferrograd._sparse_to_dense(self._stype, self._sp_shape, self._sp_data,
+                                               list(self._sp_aux))
         return _ferrograd._view_as(NDArray, self)
+
+    def asnumpy(self):
+        if not self._pending:
+            return NDArray.asnumpy(self)
+        data, aux = self._sp_data.asnumpy(), [a.asnumpy() for a in self._sp_aux]
+        if self._stype == "csr":
+            return csr_dense(data, aux[1], aux[0], self._sp_shape)
+        return rsp_dense(data, aux[0], self._sp_shape)
+
+    def wait_to_read(self):
+        self._sp_data.wait_to_read()
+
+    def wait_to_write(self):
+        self._sp_data.wait_to_read()
 
     def __repr__(self):
         return f"\n<{type(self).__name__} {_shape_str(self.shape)} @{self.context}>"
@@ -168,7 +232,7 @@ class BaseSparseNDArray(NDArray):
     __str__ = __repr__
 
     def __reduce__(self):
-        return (_rebuild, (self._stype, self.asnumpy(), self.data.asnumpy(),
+        return (_rebuild, (self._stype, self._sp_shape, self.data.asnumpy(),
                            [a.asnumpy() for a in self._sp_aux]))
 
     def __iter__(self):
@@ -179,22 +243,30 @@ class BaseSparseNDArray(NDArray):
         convert only to and from dense, as in MXNet."""
         check_stype(stype, "tostype")
         if stype == "default":
-            return self._dense().copy()
+            dense = self._dense()
+            return dense if self._pending else dense.copy()
         if stype == self._stype:
             return self.copy()
         raise ValueError_(f"tostype: cast_storage from {self._stype} to {stype} is not "
                           "supported (convert to 'default' first)")
 
     def copy(self):
+        if self._pending:
+            return type(self)._lazy(self.data.copy(), [a.copy() for a in self._sp_aux],
+                                    self._sp_shape)
         return type(self)._wrap(self._dense().copy(), self.data.copy(),
                                 [a.copy() for a in self._sp_aux])
 
     def detach(self):
+        if self._pending:
+            return type(self)._lazy(self.data, self._sp_aux, self._sp_shape)
         return type(self)._wrap(self._dense().detach(), self.data, self._sp_aux)
 
     def astype(self, dtype, copy=True):
         if not copy and _np.dtype(dtype) == _np.dtype(self.dtype):
             return self
+        if self._pending:
+            return type(self)._lazy(self.data.astype(dtype), self._sp_aux, self._sp_shape)
         return type(self)._wrap(self._dense().astype(dtype), self.data.astype(dtype),
                                 self._sp_aux)
 
@@ -227,11 +299,18 @@ class BaseSparseNDArray(NDArray):
             raise ShapeError(f"{type(self).__name__}.__setitem__: value of shape {value.shape} "
                              f"does not match the array's shape {self.shape}")
         src = value if value.stype == self._stype else from_dense(value, self._stype)
-        from .. import autograd
-        with autograd.pause():  # a storage write (e.g. a kvstore pull), never recorded
-            NDArray.__setitem__(self, slice(None), src._dense().astype(self.dtype))
-        self._set_components(src.data.astype(self.dtype).copy(),
-                             [a.copy() for a in src._sp_aux])
+        if not src._pending:
+            # Dense values are the truth of an array that has them (native writes, such as an
+            # optimizer's fused update, change them without touching the components).
+            from .. import autograd
+            with autograd.pause():
+                src = from_dense(src._dense(), self._stype)
+        data, aux = src.data.astype(self.dtype).copy(), [a.copy() for a in src._sp_aux]
+        if not self._pending:
+            from .. import autograd
+            with autograd.pause():  # a storage write (e.g. a kvstore pull), never recorded
+                NDArray.__setitem__(self, slice(None), src._dense().astype(self.dtype))
+        self._set_components(data, aux)
 
     def __setitem__(self, key, value):
         if not (isinstance(key, slice) and key == slice(None)):
@@ -325,9 +404,9 @@ class CSRNDArray(BaseSparseNDArray):
         end = max(begin, end)
         indptr = self.indptr.asnumpy()
         lo, hi = int(indptr[begin]), int(indptr[end])
-        return CSRNDArray._wrap(self._dense()[begin:end].copy(), self.data[lo:hi].copy(),
+        return CSRNDArray._lazy(self.data[lo:hi].copy(),
                                 [_nd(indptr[begin:end + 1] - lo, _INDEX_DTYPE),
-                                 self.indices[lo:hi].copy()])
+                                 self.indices[lo:hi].copy()], (end - begin, self.shape[1]))
 
 
 class RowSparseNDArray(BaseSparseNDArray):
@@ -346,10 +425,12 @@ class RowSparseNDArray(BaseSparseNDArray):
         return sparse_ops.retain(self, indices)
 
 
-def _rebuild(stype, dense, data, aux):
+_CLASSES = {"csr": CSRNDArray, "row_sparse": RowSparseNDArray}
+
+
+def _rebuild(stype, shape, data, aux):
     cls = CSRNDArray if stype == "csr" else RowSparseNDArray
-    return cls._wrap(_nd(dense, dense.dtype), _nd(data, data.dtype),
-                     [_nd(a, _INDEX_DTYPE) for a in aux])
+    return cls._lazy(_nd(data, data.dtype), [_nd(a, _INDEX_DTYPE) for a in aux], shape)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -365,17 +446,21 @@ def from_dense(x, stype, op="tostype"):
         return x.copy() if isinstance(x, NDArray) else _nd(x, x.dtype)
     dense = x.asnumpy() if isinstance(x, NDArray) else _np.asarray(x)
     dtype = dense.dtype
-    base = x.copy() if isinstance(x, NDArray) else _nd(dense, dtype)
-    if stype == "csr":
-        if dense.ndim != 2:
-            raise ShapeError(f"{op}: a csr array must be 2-D, got shape {dense.shape}")
-        data, indices, indptr = csr_components(dense)
-        return CSRNDArray._wrap(base, _nd(data, dtype),
-                                [_nd(indptr, _INDEX_DTYPE), _nd(indices, _INDEX_DTYPE)])
+    if stype == "csr" and dense.ndim != 2:
+        raise ShapeError(f"{op}: a csr array must be 2-D, got shape {dense.shape}")
     if dense.ndim == 0:
         raise ShapeError(f"{op}: a row_sparse array needs at least one dimension")
-    data, indices = rsp_components(dense)
-    return RowSparseNDArray._wrap(base, _nd(data, dtype), [_nd(indices, _INDEX_DTYPE)])
+    if stype == "csr":
+        data, indices, indptr = csr_components(dense)
+        aux = [_nd(indptr, _INDEX_DTYPE), _nd(indices, _INDEX_DTYPE)]
+    else:
+        data, indices = rsp_components(dense)
+        aux = [_nd(indices, _INDEX_DTYPE)]
+    from .. import autograd
+    if isinstance(x, NDArray) and autograd.is_recording():
+        # The copy is recorded: gradients flow from the sparse result back to x.
+        return _CLASSES[stype]._wrap(x.copy(), _nd(data, dtype), aux)
+    return _CLASSES[stype]._lazy(_nd(data, dtype), aux, dense.shape)
 
 
 def _default_dtype(data, dtype):
@@ -397,8 +482,8 @@ def make_csr(data, indices, indptr, shape, dtype, op="csr_matrix"):
         shape = (indptr.shape[0] - 1, int(indices.max()) + 1 if indices.size else 0)
     shape = tuple(int(d) for d in shape)
     check_csr(data, indices, indptr, shape, op)
-    return CSRNDArray._wrap(_nd(csr_dense(data, indices, indptr, shape), dtype), _nd(data, dtype),
-                            [_nd(indptr, _INDEX_DTYPE), _nd(indices, _INDEX_DTYPE)])
+    return CSRNDArray._lazy(_nd(data, dtype), [_nd(indptr, _INDEX_DTYPE),
+                                               _nd(indices, _INDEX_DTYPE)], shape)
 
 
 def make_rsp(data, indices, shape, dtype, op="row_sparse_array"):
@@ -410,8 +495,7 @@ def make_rsp(data, indices, shape, dtype, op="row_sparse_array"):
         shape = (int(indices.max()) + 1 if indices.size else 0, *data.shape[1:])
     shape = tuple(int(d) for d in shape)
     check_rsp(data, indices, shape, op)
-    return RowSparseNDArray._wrap(_nd(rsp_dense(data, indices, shape), dtype), _nd(data, dtype),
-                                  [_nd(indices, _INDEX_DTYPE)])
+    return RowSparseNDArray._lazy(_nd(data, dtype), [_nd(indices, _INDEX_DTYPE)], shape)
 
 
 def zeros(stype, shape, dtype=None):

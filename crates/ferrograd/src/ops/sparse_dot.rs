@@ -1,18 +1,20 @@
 //! Products with a csr matrix given by its components (`data`, `indices`, `indptr`, as dense
 //! arrays; the Python `CSRNDArray` holds them): `_sparse_dot_csr` computes `csr · dense` or
 //! `csrᵀ · dense`, `_sparse_dot_dense_csr` computes `dense · csr`. Work is proportional to the
-//! stored values. Each output row is summed in a fixed order by one task, so results are
-//! bitwise identical for any thread count. These forward kernels are not differentiable: the
+//! stored values; the components are read in place (int64 indices stay int64, no copies). Each
+//! output row is summed in a fixed order by one task, so results are bitwise identical for any
+//! thread count. These forward kernels are not differentiable: the
 //! Python front end records products through `dot` on the dense values when autograd records.
 
-use std::ops::{Add, Mul};
+use std::ops::{Add, Mul, Range};
 use std::sync::Arc;
 
-use ferrograd_kernels::par::{for_each_chunk_weighted, Cost};
+use ferrograd_kernels::par::{for_each_chunk_weighted, num_threads, Cost};
 
 use super::attrs::AttrValue;
 use super::params::{OpDef, OpParams};
 use super::{Ctx, Grad, Op, Saves, Val};
+use crate::buffer::Buffer;
 use crate::dtype::{DType, DTypeElem};
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
@@ -34,26 +36,52 @@ pub struct SparseDotDenseCsrParams {
     pub num_cols: i64,
 }
 
-/// A csr matrix's checked structure: row pointers and column numbers as `usize`.
+/// An array's elements as a contiguous run of one buffer, held without copying (a cast or a
+/// strided layout is copied once, as `dtype`).
+struct Contig {
+    buf: Arc<Buffer>,
+    range: Range<usize>,
+}
+
+impl Contig {
+    fn new(x: &NDArray, dtype: DType) -> Result<Contig> {
+        let x = if x.dtype() == dtype { x.to_contiguous() } else { x.astype(dtype) };
+        let range =
+            x.layout().contiguous_range().ok_or_else(|| Error::Runtime("internal: copy is not contiguous".into()))?;
+        Ok(Contig { buf: x.snapshot(), range })
+    }
+
+    fn slice<T: DTypeElem>(&self) -> Result<&[T]> {
+        let s = self.buf.slice::<T>().ok_or_else(|| Error::DType(format!("internal: buffer is not {}", T::DTYPE)))?;
+        Ok(&s[self.range.clone()])
+    }
+}
+
+/// A csr matrix's index arrays, read in place (int64 indices are not copied) and checked.
 struct CsrIndex {
     rows: usize,
     cols: usize,
-    indptr: Vec<usize>,
-    indices: Vec<usize>,
+    indptr: Contig,
+    indices: Contig,
 }
 
-fn index_values(op: &str, what: &str, x: &NDArray) -> Result<Vec<i64>> {
+fn index_array(op: &str, what: &str, x: &NDArray) -> Result<Contig> {
     if x.ndim() != 1 {
         return Err(Error::Shape(format!("{op}: {what} must be 1-D, got shape {}", fmt_shape(x.shape()))));
     }
-    x.astype(DType::I64).to_vec::<i64>()
+    Contig::new(x, DType::I64)
 }
 
 impl CsrIndex {
     /// Reads and checks `indptr` and `indices` against `nnz` stored values and `cols` columns.
     fn new(op: &str, indices: &NDArray, indptr: &NDArray, nnz: usize, cols: usize) -> Result<CsrIndex> {
-        let ptr = index_values(op, "indptr", indptr)?;
-        let idx = index_values(op, "indices", indices)?;
+        let csr = CsrIndex {
+            rows: indptr.size().saturating_sub(1),
+            cols,
+            indptr: index_array(op, "indptr", indptr)?,
+            indices: index_array(op, "indices", indices)?,
+        };
+        let (ptr, idx) = (csr.indptr.slice::<i64>()?, csr.indices.slice::<i64>()?);
         if ptr.is_empty() || ptr[0] != 0 || ptr[ptr.len() - 1] != nnz as i64 || ptr.windows(2).any(|w| w[0] > w[1]) {
             return Err(Error::Value(format!(
                 "{op}: indptr must rise from 0 to the number of stored values ({nnz}) without decreasing"
@@ -65,35 +93,12 @@ impl CsrIndex {
         if let Some(&bad) = idx.iter().find(|&&c| c < 0 || c as usize >= cols) {
             return Err(Error::Value(format!("{op}: column index {bad} is outside [0, {cols})")));
         }
-        Ok(CsrIndex {
-            rows: ptr.len() - 1,
-            cols,
-            indptr: ptr.into_iter().map(|p| p as usize).collect(),
-            indices: idx.into_iter().map(|c| c as usize).collect(),
-        })
+        Ok(csr)
     }
 
-    /// The transpose's structure (csc of this matrix) and, per stored value, where it came from;
-    /// within each column the rows stay in increasing order.
-    fn transposed(&self) -> (CsrIndex, Vec<usize>) {
-        let mut counts = vec![0usize; self.cols + 1];
-        for &c in &self.indices {
-            counts[c + 1] += 1;
-        }
-        for c in 0..self.cols {
-            counts[c + 1] += counts[c];
-        }
-        let mut next = counts.clone();
-        let (mut rows, mut origin) = (vec![0; self.indices.len()], vec![0; self.indices.len()]);
-        for r in 0..self.rows {
-            for j in self.indptr[r]..self.indptr[r + 1] {
-                let c = self.indices[j];
-                rows[next[c]] = r;
-                origin[next[c]] = j;
-                next[c] += 1;
-            }
-        }
-        (CsrIndex { rows: self.cols, cols: self.rows, indptr: counts, indices: rows }, origin)
+    /// `(indptr, indices)`, checked by [`CsrIndex::new`]: every entry is a valid position.
+    fn parts(&self) -> Result<(&[i64], &[i64])> {
+        Ok((self.indptr.slice::<i64>()?, self.indices.slice::<i64>()?))
     }
 }
 
@@ -113,61 +118,97 @@ trait Num: DTypeElem + Copy + Send + Sync + Default + Add<Output = Self> + Mul<O
 impl Num for f32 {}
 impl Num for f64 {}
 
-/// `out[r, :] = Σ_j data[j] · rhs[indices[j], :]` over row `r`'s stored values, for every row.
-fn gather_rows<T: Num>(csr: &CsrIndex, data: &[T], order: Option<&[usize]>, rhs: &[T], n: usize, out: &mut [T]) {
+/// `row += v · src`, lane by lane (vectorised over the dense operand's columns).
+#[inline]
+fn axpy<T: Num>(row: &mut [T], v: T, src: &[T]) {
+    row.iter_mut().zip(src).for_each(|(o, &x)| *o = *o + v * x);
+}
+
+/// `out[r, :] = Σ_j data[j] · rhs[indices[j], :]` over row `r`'s stored values, in order: each
+/// output row is a sum of rows of `rhs`, made by one task (bitwise the same for any threads).
+fn csr_times_dense<T: Num>(csr: &CsrIndex, data: &[T], rhs: &[T], n: usize, out: &mut [T]) -> Result<()> {
+    let (ptr, idx) = csr.parts()?;
     let mut rows: Vec<&mut [T]> = out.chunks_mut(n.max(1)).collect();
-    let work = (csr.indices.len() / csr.rows.max(1) + 1) * n;
+    let work = (idx.len() / csr.rows.max(1) + 1) * n;
     for_each_chunk_weighted(&mut rows, work, Cost::Light, |start, chunk| {
         for (i, row) in chunk.iter_mut().enumerate() {
             let r = start + i;
-            row.iter_mut().for_each(|o| *o = T::default());
-            for j in csr.indptr[r]..csr.indptr[r + 1] {
-                let v = data[order.map_or(j, |o| o[j])];
-                let src = &rhs[csr.indices[j] * n..(csr.indices[j] + 1) * n];
-                row.iter_mut().zip(src).for_each(|(o, &x)| *o = *o + v * x);
+            row.fill(T::default());
+            for j in ptr[r] as usize..ptr[r + 1] as usize {
+                let c = idx[j] as usize;
+                axpy(row, data[j], &rhs[c * n..(c + 1) * n]);
             }
         }
     });
+    Ok(())
+}
+
+/// `out[c, :] = Σ_r csr[r, c] · rhs[r, :]` (csrᵀ · rhs) without building the transpose: the
+/// stored values are scattered row by row, so each output row sums in increasing `r`. Tasks
+/// own disjoint ranges of output rows and each reads the whole structure (cheap next to the
+/// `n`-wide updates), so the order, and the result, does not depend on the thread count.
+fn csr_t_times_dense<T: Num>(csr: &CsrIndex, data: &[T], rhs: &[T], n: usize, out: &mut [T]) -> Result<()> {
+    let (ptr, idx) = csr.parts()?;
+    out.fill(T::default());
+    let tasks = num_threads().clamp(1, csr.cols.max(1));
+    let per_task = csr.cols.div_ceil(tasks).max(1);
+    let mut parts: Vec<&mut [T]> = out.chunks_mut(per_task * n.max(1)).collect();
+    let work = (idx.len() * n / parts.len().max(1)).max(1);
+    for_each_chunk_weighted(&mut parts, work, Cost::Light, |first, chunk| {
+        for (p, part) in chunk.iter_mut().enumerate() {
+            let lo = (first + p) * per_task;
+            let hi = lo + part.len() / n.max(1);
+            for r in 0..csr.rows {
+                let src = &rhs[r * n..(r + 1) * n];
+                for j in ptr[r] as usize..ptr[r + 1] as usize {
+                    let c = idx[j] as usize;
+                    if (lo..hi).contains(&c) {
+                        axpy(&mut part[(c - lo) * n..(c - lo + 1) * n], data[j], src);
+                    }
+                }
+            }
+        }
+    });
+    Ok(())
 }
 
 /// `out[i, :] = Σ_r lhs[i, r] · csr[r, :]` for every row `i` of the dense `lhs` (`m x rows`).
-fn dense_times_csr<T: Num>(csr: &CsrIndex, data: &[T], lhs: &[T], m: usize, out: &mut [T]) {
+fn dense_times_csr<T: Num>(csr: &CsrIndex, data: &[T], lhs: &[T], m: usize, out: &mut [T]) -> Result<()> {
+    let (ptr, idx) = csr.parts()?;
     let n = csr.cols;
     let mut rows: Vec<&mut [T]> = out.chunks_mut(n.max(1)).take(m).collect();
-    let work = csr.indices.len() + csr.rows + n;
+    let work = idx.len() + csr.rows + n;
     for_each_chunk_weighted(&mut rows, work, Cost::Light, |start, chunk| {
         for (i, row) in chunk.iter_mut().enumerate() {
             let a_row = &lhs[(start + i) * csr.rows..(start + i + 1) * csr.rows];
-            row.iter_mut().for_each(|o| *o = T::default());
+            row.fill(T::default());
             for (r, &a) in a_row.iter().enumerate() {
-                for j in csr.indptr[r]..csr.indptr[r + 1] {
-                    let o = &mut row[csr.indices[j]];
+                for j in ptr[r] as usize..ptr[r + 1] as usize {
+                    let o = &mut row[idx[j] as usize];
                     *o = *o + a * data[j];
                 }
             }
         }
     });
-}
-
-fn values<T: Num>(x: &NDArray) -> Result<Vec<T>> {
-    x.to_vec::<T>()
+    Ok(())
 }
 
 fn csr_forward<T: Num>(csr: &CsrIndex, transpose: bool, inputs: &[NDArray], n: usize, out: &mut NDArray) -> Result<()> {
-    let (data, rhs) = (values::<T>(&inputs[0])?, values::<T>(&inputs[3])?);
+    let (data, rhs) = (Contig::new(&inputs[0], T::DTYPE)?, Contig::new(&inputs[3], T::DTYPE)?);
+    let (data, rhs) = (data.slice::<T>()?, rhs.slice::<T>()?);
     out.write_out::<T, _>(|out| {
         if transpose {
-            let (csc, origin) = csr.transposed();
-            gather_rows(&csc, &data, Some(&origin), &rhs, n, out);
+            csr_t_times_dense(csr, data, rhs, n, out)
         } else {
-            gather_rows(csr, &data, None, &rhs, n, out);
+            csr_times_dense(csr, data, rhs, n, out)
         }
-    })
+    })?
 }
 
 fn dense_csr_forward<T: Num>(csr: &CsrIndex, inputs: &[NDArray], m: usize, out: &mut NDArray) -> Result<()> {
-    let (lhs, data) = (values::<T>(&inputs[0])?, values::<T>(&inputs[1])?);
-    out.write_out::<T, _>(|out| dense_times_csr(csr, &data, &lhs, m, out))
+    let (lhs, data) = (Contig::new(&inputs[0], T::DTYPE)?, Contig::new(&inputs[1], T::DTYPE)?);
+    let (lhs, data) = (lhs.slice::<T>()?, data.slice::<T>()?);
+    out.write_out::<T, _>(|out| dense_times_csr(csr, data, lhs, m, out))?
 }
 
 /// `_sparse_dot_csr(data, indices, indptr, rhs)`: csr · rhs, or csrᵀ · rhs with `transpose_a`.
