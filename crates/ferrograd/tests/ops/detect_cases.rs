@@ -331,8 +331,11 @@ fn floats(v: &[f64]) -> ferrograd::ops::AttrValue {
     ferrograd::ops::AttrValue::Str(format!("({})", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")))
 }
 
+/// Feature map shape, sizes, ratios, steps, offsets and clip of one MultiBoxPrior case.
+type PriorCase = (&'static [usize], &'static [f64], &'static [f64], [f64; 2], [f64; 2], bool);
+
 fn multibox_prior_case(name: &'static str) {
-    let cases: [(&[usize], &[f64], &[f64], [f64; 2], [f64; 2], bool); 4] = [
+    let cases: [PriorCase; 4] = [
         (&[1, 3, 2, 3], &[0.5, 0.25], &[1.0, 2.0, 0.5], [-1.0, -1.0], [0.5, 0.5], false),
         (&[1, 3, 2, 3], &[0.5, 1.5], &[1.0], [0.3, 0.4], [0.2, 0.7], true),
         (&[2, 1, 1, 1], &[0.5], &[4.0], [-1.0, -1.0], [0.5, 0.5], false),

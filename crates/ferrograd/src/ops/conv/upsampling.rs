@@ -72,7 +72,7 @@ impl UpSampling {
             let factor = |o: usize, v: usize, axis: &str| -> Result<usize> {
                 match (o, v) {
                     (0, _) => Ok(1),
-                    (_, v) if v > 0 && o % v == 0 => Ok(o / v),
+                    (_, v) if v > 0 && o.is_multiple_of(v) => Ok(o / v),
                     _ => Err(Error::Shape(format!(
                         "{OP}: input {i}'s {axis} {v} does not divide the output {axis} {o} (input 0's times scale={}; shapes {})",
                         self.scale,
