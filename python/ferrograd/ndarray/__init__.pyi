@@ -212,9 +212,9 @@ def SwapAxis(
     name: str | None = ...,
 ) -> Any: ...
 def UpSampling(
-    data: NDArray, scale: int, num_filter: int = ..., *,
-    sample_type: Literal['bilinear', 'nearest'], multi_input_mode: Literal['concat', 'sum'] = ...,
-    num_args: int = ..., workspace: int = ..., out: NDArray | None = ..., name: str | None = ...,
+    *data: NDArray, scale: int, num_filter: int = ..., sample_type: Literal['bilinear', 'nearest'],
+    multi_input_mode: Literal['concat', 'sum'] = ..., num_args: int = ..., workspace: int = ...,
+    out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _Div(
     lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
@@ -412,6 +412,23 @@ def _contrib_CTCLoss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def _contrib_MultiBoxDetection(
+    cls_prob: NDArray, loc_pred: NDArray, anchor: NDArray, clip: bool = ...,
+    threshold: float = ..., background_id: int = ..., nms_threshold: float = ...,
+    force_suppress: bool = ..., variances: tuple[float, ...] = ..., nms_topk: int = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_MultiBoxPrior(
+    data: NDArray, sizes: tuple[float, ...] = ..., ratios: tuple[float, ...] = ...,
+    clip: bool = ..., steps: tuple[float, ...] = ..., offsets: tuple[float, ...] = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_MultiBoxTarget(
+    anchor: NDArray, label: NDArray, cls_pred: NDArray, overlap_threshold: float = ...,
+    ignore_label: float = ..., negative_mining_ratio: float = ...,
+    negative_mining_thresh: float = ..., minimum_negative_samples: int = ...,
+    variances: tuple[float, ...] = ..., *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _contrib_ROIAlign(
     data: NDArray, rois: NDArray, pooled_size: tuple[int, ...], spatial_scale: float,
     sample_ratio: int = ..., position_sensitive: bool = ..., aligned: bool = ..., *,
@@ -428,6 +445,15 @@ def _contrib_arange_like(
 def _contrib_bipartite_matching(
     data: NDArray, is_ascend: bool = ..., *, threshold: float, topk: int = ...,
     out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_box_decode(
+    data: NDArray, anchors: NDArray, std0: float = ..., std1: float = ..., std2: float = ...,
+    std3: float = ..., clip: float = ..., format: Literal['center', 'corner'] = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_box_encode(
+    samples: NDArray, matches: NDArray, anchors: NDArray, refs: NDArray, means: NDArray,
+    stds: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _contrib_box_iou(
     lhs: NDArray, rhs: NDArray, format: Literal['center', 'corner'] = ..., *,

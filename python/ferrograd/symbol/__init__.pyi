@@ -221,10 +221,9 @@ def SwapAxis(
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def UpSampling(
-    data: Symbol | None = ..., *, scale: int, num_filter: int = ...,
-    sample_type: Literal['bilinear', 'nearest'], multi_input_mode: Literal['concat', 'sum'] = ...,
-    num_args: int = ..., workspace: int = ..., name: str | None = ...,
-    attr: dict[str, str] | None = ...,
+    *data: Symbol, scale: int, num_filter: int = ..., sample_type: Literal['bilinear', 'nearest'],
+    multi_input_mode: Literal['concat', 'sum'] = ..., num_args: int = ..., workspace: int = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def Variable(
     name, attr=..., shape=..., lr_mult=..., wd_mult=..., dtype=..., init=..., stype=..., **kwargs,
@@ -442,6 +441,24 @@ def _contrib_CTCLoss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _contrib_MultiBoxDetection(
+    cls_prob: Symbol | None = ..., loc_pred: Symbol | None = ..., anchor: Symbol | None = ...,
+    clip: bool = ..., threshold: float = ..., background_id: int = ..., nms_threshold: float = ...,
+    force_suppress: bool = ..., variances: tuple[float, ...] = ..., nms_topk: int = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_MultiBoxPrior(
+    data: Symbol | None = ..., sizes: tuple[float, ...] = ..., ratios: tuple[float, ...] = ...,
+    clip: bool = ..., steps: tuple[float, ...] = ..., offsets: tuple[float, ...] = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_MultiBoxTarget(
+    anchor: Symbol | None = ..., label: Symbol | None = ..., cls_pred: Symbol | None = ...,
+    overlap_threshold: float = ..., ignore_label: float = ..., negative_mining_ratio: float = ...,
+    negative_mining_thresh: float = ..., minimum_negative_samples: int = ...,
+    variances: tuple[float, ...] = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _contrib_ROIAlign(
     data: Symbol | None = ..., rois: Symbol | None = ..., *, pooled_size: tuple[int, ...],
     spatial_scale: float, sample_ratio: int = ..., position_sensitive: bool = ...,
@@ -458,6 +475,17 @@ def _contrib_arange_like(
 ) -> Any: ...
 def _contrib_bipartite_matching(
     data: Symbol | None = ..., is_ascend: bool = ..., *, threshold: float, topk: int = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_box_decode(
+    data: Symbol | None = ..., anchors: Symbol | None = ..., std0: float = ..., std1: float = ...,
+    std2: float = ..., std3: float = ..., clip: float = ...,
+    format: Literal['center', 'corner'] = ..., *, name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_box_encode(
+    samples: Symbol | None = ..., matches: Symbol | None = ..., anchors: Symbol | None = ...,
+    refs: Symbol | None = ..., means: Symbol | None = ..., stds: Symbol | None = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _contrib_box_iou(

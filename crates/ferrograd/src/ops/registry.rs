@@ -73,6 +73,9 @@ const MODULES: &[&[OpDef]] = &[
     super::spatial::DEFS,
     super::roi::DEFS,
     super::correlation::DEFS,
+    super::box_codec::DEFS,
+    super::multibox::DEFS,
+    super::multibox_target::DEFS,
 ];
 
 /// Every registered op, each once.

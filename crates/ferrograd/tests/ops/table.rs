@@ -6,6 +6,7 @@
 use crate::common::*;
 use crate::compat_cases as cg;
 use crate::contrib_cases as ct;
+use crate::detect_cases as dt;
 use crate::elem_extra_cases as ee;
 use crate::linalg20_cases as la;
 use crate::ops20_cases as o20;
@@ -547,6 +548,12 @@ table! {
     "_backward_ROIAlign" => conv, roi_align_p, s20::roi_align_backward, NONDIFF;
     "Correlation" => conv, corr_p, s20::correlation, Some(s20::correlation_grad);
     "_backward_Correlation" => conv, corr_p, s20::correlation_backward, NONDIFF;
+    // detect29
+    "_contrib_box_encode" => contrib, none, dt::detect, Some(dt::detect_zero_grad);
+    "_contrib_box_decode" => contrib, none, dt::detect, Some(dt::detect_zero_grad);
+    "_contrib_MultiBoxPrior" => contrib, none, dt::detect, Some(dt::detect_zero_grad);
+    "_contrib_MultiBoxDetection" => contrib, none, dt::detect, Some(dt::detect_zero_grad);
+    "_contrib_MultiBoxTarget" => contrib, none, dt::detect, Some(dt::detect_zero_grad);
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.
