@@ -370,3 +370,21 @@ def test_a_table_whose_dense_gradient_cannot_be_allocated_still_trains():
     assert "DENSE-FAILS" in out.stdout, out.stdout
     assert "INDICES [5, 123456, 19999999]" in out.stdout, out.stdout
     assert "DATA [2.0, 1.0, 1.0]" in out.stdout, out.stdout
+
+
+def test_two_devices_sum_their_rows_in_the_trainer():
+    params = gluon.ParameterDict()
+    w = params.get("w", shape=(6, 2), grad_stype="row_sparse")
+    params.initialize(ctx=[mx.cpu(0), mx.cpu(1)], init="zeros")
+    trainer = gluon.Trainer(params, "sgd", {"learning_rate": 1.0}, kvstore="local")
+    with autograd.record():
+        losses = [nd.Embedding(nd.array(idx, ctx=d.context), d, input_dim=6, output_dim=2,
+                               sparse_grad=True).sum()
+                  for idx, d in zip(([1, 4], [4, 5]), w.list_data(), strict=True)]
+    autograd.backward(losses)
+    trainer.step(1)
+    want = np.zeros((6, 2), np.float32)
+    want[[1, 5]] = -1.0
+    want[4] = -2.0  # both devices' rows, summed
+    for d in w.list_data():
+        np.testing.assert_array_equal(d.asnumpy(), want)

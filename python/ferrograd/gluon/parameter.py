@@ -198,11 +198,17 @@ class Parameter:
         _changed()
         self._init_grad()
 
+    def _grads_as_rows(self):
+        """Whether the gradients are held natively as rows: row_sparse on one device (across
+        devices the Trainer sums dense buffers)."""
+        return self._grad_stype == "row_sparse" and self._data is not None \
+            and len(self._data) == 1
+
     def _init_grad(self):
         if self.grad_req == "null":
             self._grad = None
             return
-        if self._grad_stype == "row_sparse":
+        if self._grads_as_rows():
             # The gradient lives with each data array as rows (no dense buffer): _grad holds
             # the data arrays and _sparse_grad reads their gradients.
             from ..ndarray.sparse_grad import mark_row_sparse
@@ -294,7 +300,7 @@ class Parameter:
 
     def _sparse_grad(self, g):
         """A gradient buffer in the declared ``grad_stype`` (a view: writes reach the buffer)."""
-        if self._grad_stype == "row_sparse":  # g is the data array holding the rows
+        if self._grads_as_rows():  # g is the data array holding the rows
             return g.grad
         from ..ndarray.sparse_storage import sparse_view
         return sparse_view(g, self._grad_stype)
@@ -334,7 +340,7 @@ class Parameter:
         """Set every gradient buffer to 0 (no-op for grad_req='null' or before init)."""
         if self._grad is None:
             return
-        if self._grad_stype == "row_sparse":  # as MXNet: no stored rows are left
+        if self._grads_as_rows():  # as MXNet: no stored rows are left
             from ..ndarray.sparse_grad import clear_rows
             for d in self._grad:
                 clear_rows(d)
