@@ -494,8 +494,17 @@ def _ag_backward(heads: Sequence[NDArray], head_grads: Sequence[NDArray | None],
 
 def _ag_grad(heads: Sequence[NDArray], head_grads: Sequence[NDArray | None],
              variables: Sequence[NDArray], retain_graph: bool, create_graph: bool,
-             train_mode: bool) -> list[NDArray]:
-    """Gradients of ``heads`` with respect to ``variables``, returned as new arrays."""
+             train_mode: bool) -> list[NDArray | tuple[NDArray, NDArray]]:
+    """Gradients of ``heads`` with respect to ``variables``, returned as new arrays
+    (``(data, indices)`` rows for a row-sparse variable)."""
+
+
+def _ag_grad_value(x: NDArray) -> NDArray | tuple[NDArray, NDArray] | None:
+    """The gradient ``x`` holds: None, an NDArray, or ``(data, indices)`` rows."""
+
+
+def _ag_clear_rows(x: NDArray) -> bool:
+    """Drops the stored rows of ``x``'s row-sparse gradient; False if it has none."""
 
 
 def _ag_set_grad_ready_hook(hook: Callable[[NDArray, int], object] | None) -> None:

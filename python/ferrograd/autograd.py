@@ -126,9 +126,15 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     grads = _native._ag_grad(heads, list(head_grads), variables, bool(retain_graph),
                              bool(create_graph), bool(train_mode))
     # Each gradient has its variable's array class (np arrays get np arrays; MXNet returned
-    # legacy NDArrays here).
-    return [g if type(v) is NDArray else _native._view_as(type(v), g)
-            for g, v in zip(grads, variables, strict=True)]
+    # legacy NDArrays here); a row-sparse variable's comes as rows: a RowSparseNDArray.
+    return [_as_grad_class(g, v) for g, v in zip(grads, variables, strict=True)]
+
+
+def _as_grad_class(g, v):
+    from .ndarray.sparse_grad import as_row_sparse, grad_stype
+    if isinstance(g, tuple) or grad_stype(v) == "row_sparse":
+        return as_row_sparse(g, v.shape, v.dtype)
+    return g if type(v) is NDArray else _native._view_as(type(v), g)
 
 
 def get_symbol(x):

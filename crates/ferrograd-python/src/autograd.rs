@@ -4,7 +4,7 @@
 //! call into `ferrograd::autograd`. A Python `autograd.Function` becomes one recorded node whose
 //! gradient calls back into Python ([`PyBackward`]).
 
-use ferrograd::autograd::{self, BackwardArgs, CustomBackward, Entry, GradReq, Tracked};
+use ferrograd::autograd::{self, BackwardArgs, CustomBackward, Entry, GradReq, GradValue, Tracked};
 use ferrograd::{Error, Meta, NDArray};
 use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
@@ -118,12 +118,40 @@ fn _ag_grad(
     retain_graph: bool,
     create_graph: bool,
     train_mode: bool,
-) -> PyResult<Vec<PyNDArray>> {
+) -> PyResult<Vec<Py<PyAny>>> {
     let (hs, gs, vs) = (arrays(&heads), head_grad_arrays(&head_grads), arrays(&variables));
     drop((heads, head_grads, variables));
     let args = BackwardArgs { retain_graph, create_graph, train_mode };
-    let grads = enter(py, has_history(&hs), || autograd::grad(&hs, &gs, &vs, args))?;
-    Ok(grads.into_iter().map(PyNDArray::new).collect())
+    let grads = enter(py, has_history(&hs), || autograd::grad_values(&hs, &gs, &vs, args))?;
+    grads.into_iter().map(|g| grad_value_to_py(py, g)).collect()
+}
+
+/// A gradient for Python: an NDArray, or `(data, indices)` for a row-sparse one (the Python side
+/// makes it a `RowSparseNDArray`).
+fn grad_value_to_py(py: Python<'_>, g: GradValue) -> PyResult<Py<PyAny>> {
+    Ok(match g {
+        GradValue::Dense(t) => PyNDArray::wrap(py, t)?.into_any(),
+        GradValue::Rows(r) => {
+            let parts = [PyNDArray::wrap(py, r.data)?.into_any(), PyNDArray::wrap(py, r.indices)?.into_any()];
+            PyTuple::new(py, parts)?.into_any().unbind()
+        }
+    })
+}
+
+/// The gradient `x` holds: None (not marked, or grad_req 'null'), an NDArray, or
+/// `(data, indices)` for a row-sparse gradient holding rows.
+#[pyfunction]
+fn _ag_grad_value(x: PyRef<'_, PyNDArray>) -> PyResult<Option<Py<PyAny>>> {
+    let py = x.py();
+    let g = x.with(|x| x.entry().and_then(Entry::grad_value));
+    drop(x);
+    g.map(|g| grad_value_to_py(py, g)).transpose()
+}
+
+/// Drops the stored rows of a row-sparse gradient (`zero_grad`); false if `x` has none.
+#[pyfunction]
+fn _ag_clear_rows(x: PyRef<'_, PyNDArray>) -> bool {
+    x.with(|x| x.entry().is_some_and(Entry::clear_rows))
 }
 
 /// The recorded history of `x` as a symbol.
@@ -260,14 +288,29 @@ pub mod methods {
     /// `attach_grad(grad_req)`: a zero gradient buffer and a fresh leaf (history is cut).
     pub fn attach_grad(slf: &Bound<'_, PyNDArray>, grad_req: &str, stype: Option<&str>) -> PyResult<()> {
         let py = slf.py();
-        if let Some(st) = stype.filter(|s| *s != "default") {
-            return Err(crate::errors::to_py(
-                py,
-                Error::Value(format!("attach_grad: stype '{st}' is not supported (ferrograd arrays are dense)")),
-            ));
-        }
+        let row_sparse = match stype {
+            None | Some("default") => false,
+            Some("row_sparse") => true,
+            Some(st) => {
+                return Err(crate::errors::to_py(
+                    py,
+                    Error::Value(format!(
+                        "attach_grad: stype '{st}' is not supported natively (use 'default' or 'row_sparse')"
+                    )),
+                ))
+            }
+        };
         let req = GradReq::parse(grad_req).map_err(|_| unknown_grad_req(py, "attach_grad", grad_req))?;
         let (shape, dtype) = slf.get().with(|x| (x.shape().to_vec(), x.dtype()));
+        if row_sparse {
+            // Only the rows a backward reaches are ever stored: no buffer of the whole shape.
+            let entry = enter_with_gil(py, || Entry::row_sparse_variable(&shape, dtype, req))?;
+            let old = slf.get().set_entry(Some(entry));
+            return enter_with_gil(py, || {
+                drop(old);
+                Ok::<_, Error>(())
+            });
+        }
         let n = shape.iter().product();
         let buf = enter(py, crate::errors::is_heavy(n), || NDArray::try_full("attach_grad", &shape, dtype, 0.0))?;
         let old = slf.get().set_entry(Some(Entry::variable(buf, req)));
@@ -330,6 +373,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_ag_mark_variable, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_grad_value, m)?)?;
+    m.add_function(wrap_pyfunction!(_ag_clear_rows, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_set_grad_ready_hook, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_variable_id, m)?)?;
     m.add_function(wrap_pyfunction!(_ag_get_symbol_json, m)?)?;

@@ -198,9 +198,23 @@ class Parameter:
         _changed()
         self._init_grad()
 
+    def _grads_as_rows(self):
+        """Whether the gradients are held natively as rows: row_sparse on one device (across
+        devices the Trainer sums dense buffers)."""
+        return self._grad_stype == "row_sparse" and self._data is not None \
+            and len(self._data) == 1
+
     def _init_grad(self):
         if self.grad_req == "null":
             self._grad = None
+            return
+        if self._grads_as_rows():
+            # The gradient lives with each data array as rows (no dense buffer): _grad holds
+            # the data arrays and _sparse_grad reads their gradients.
+            from ..ndarray.sparse_grad import mark_row_sparse
+            for d in self._data:
+                mark_row_sparse(d, self.grad_req)
+            self._grad = list(self._data)
             return
         self._grad = [_on_context(nd.zeros_like(d), d.context) for d in self._data]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
@@ -286,6 +300,8 @@ class Parameter:
 
     def _sparse_grad(self, g):
         """A gradient buffer in the declared ``grad_stype`` (a view: writes reach the buffer)."""
+        if self._grads_as_rows():  # g is the data array holding the rows
+            return g.grad
         from ..ndarray.sparse_storage import sparse_view
         return sparse_view(g, self._grad_stype)
 
@@ -323,6 +339,11 @@ class Parameter:
     def zero_grad(self):
         """Set every gradient buffer to 0 (no-op for grad_req='null' or before init)."""
         if self._grad is None:
+            return
+        if self._grads_as_rows():  # as MXNet: no stored rows are left
+            from ..ndarray.sparse_grad import clear_rows
+            for d in self._grad:
+                clear_rows(d)
             return
         for g in self._grad:
             g[:] = 0

@@ -9,6 +9,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::rows::{self, GradValue, RowPart, RowState};
 use super::{invoke, set_recording, set_training, Entry, GradReq, Node, Tracked, Variable};
 use crate::error::{Error, Result};
 use crate::ndarray::{Meta, NDArray};
@@ -54,8 +55,10 @@ impl EarlyGrads {
         let mut remaining = PtrMap::default();
         for node in order {
             for e in node.inputs.iter().flatten() {
-                if let Entry::Var(v) = e {
-                    *remaining.entry(var_key(v)).or_insert(0) += 1;
+                // Row-sparse gradients are merged once, when the sweep ends.
+                match e {
+                    Entry::Var(v) if v.rows.is_none() => *remaining.entry(var_key(v)).or_insert(0) += 1,
+                    _ => {}
                 }
             }
         }
@@ -239,7 +242,14 @@ impl Drop for FlagGuard {
 /// What a sweep found: the reachable variables, their gradients (by variable address), and the
 /// gradients of the requested targets.
 /// With a grad-ready hook, the variables whose gradient was already written come last.
-type Swept = (Vec<Arc<Variable>>, PtrMap<usize, NDArray>, Vec<Option<Tracked>>, Vec<usize>);
+struct Swept {
+    vars: Vec<Arc<Variable>>,
+    dense: PtrMap<usize, NDArray>,
+    /// The gradients of row-sparse variables.
+    rows: PtrMap<usize, RowState>,
+    targets: Vec<Option<GradValue>>,
+    written: Vec<usize>,
+}
 
 /// The core sweep: returns gradients for the requested entries (or every reachable variable).
 fn sweep(
@@ -286,6 +296,8 @@ fn sweep(
     let mut tape = TapeGraph { vals: Vec::new(), current: "", untracked: Vec::new() };
     // Gradient accumulated per (node, output) and per variable.
     let mut grads: PtrMap<GradKey, Val> = PtrMap::default();
+    // What row lookups sent to row-sparse variables, in sweep order (merged at the end).
+    let mut row_parts: PtrMap<usize, Vec<RowPart>> = PtrMap::default();
 
     for (i, ((h, e), hg)) in heads.iter().zip(&head_entries).zip(head_grads).enumerate() {
         let g = match (head_gradient(hg.as_ref().map(Tracked::array), &h.meta(), &format!("head {i}"))?, hg) {
@@ -339,8 +351,15 @@ fn sweep(
         tape.current = node.op.name();
         tape.untracked.clear();
         tape.untracked.extend(xs.iter().zip(&node.inputs).filter(|(_, e)| e.is_none()).map(|(v, _)| *v));
-        let keys = node.inputs.iter().map(|e| e.as_ref().map(grad_key));
-        propagate(&mut Grad::new(&mut tape), &node.op, &xs, &ys, &gys, keys, &mut grads)?;
+        // A row lookup reading a row-sparse variable sends it rows instead of running its rule
+        // (a dense scatter; the table is the only input such a rule gives a gradient).
+        let row_table = if args.create_graph { None } else { row_part(node, &saved_in, &tape, gys[0]) };
+        if let Some((key, part)) = row_table {
+            row_parts.entry(key).or_default().push(part);
+        } else {
+            let keys = node.inputs.iter().map(|e| e.as_ref().map(grad_key));
+            propagate(&mut Grad::new(&mut tape), &node.op, &xs, &ys, &gys, keys, &mut grads)?;
+        }
         if !updated.is_empty() && args.train_mode {
             node.op.update_on_backward(&mut updated, &saved_out)?;
         }
@@ -349,13 +368,31 @@ fn sweep(
         }
     }
 
+    // Row-sparse variables: their rows merged once, with any dense contribution added in.
+    let mut rows_by_var: PtrMap<usize, RowState> = PtrMap::default();
+    for v in &vars {
+        let (Some(rs), key) = (&v.rows, var_key(v)) else { continue };
+        let parts = row_parts.remove(&key).unwrap_or_default();
+        let dense = grads.get(&GradKey::Var(key)).and_then(|&g| tape.value(g));
+        if let Some(state) = rows::finish(&rs.shape, rs.dtype, dense, &parts)? {
+            rows_by_var.insert(key, state);
+        }
+    }
     // Requested gradients keep their entries: under `create_graph` they are differentiable.
-    let target_grads =
-        targets.map(|ts| ts.iter().map(|t| grads.get(&grad_key(t)).and_then(|&v| tape.array(v).ok())).collect());
+    let target_grads = targets.map(|ts| {
+        ts.iter()
+            .map(|t| match t {
+                Entry::Var(v) if v.rows.is_some() && !args.create_graph => {
+                    rows_by_var.get(&var_key(v)).map(|s| s.clone().into_value())
+                }
+                _ => grads.get(&grad_key(t)).and_then(|&v| tape.array(v).ok()).map(GradValue::Dense),
+            })
+            .collect()
+    });
     let by_var: PtrMap<usize, NDArray> = (grads.into_iter())
         .filter_map(|(k, v)| match k {
-            GradKey::Var(k) => Some((k, tape.value(v)?)),
-            GradKey::Out(..) => None,
+            GradKey::Var(k) if !rows_by_var.contains_key(&k) => Some((k, tape.value(v)?)),
+            _ => None,
         })
         .collect();
     if !args.retain_graph {
@@ -364,16 +401,34 @@ fn sweep(
         }
     }
     let written = early.map(|e| e.written).unwrap_or_default();
-    Ok((vars, by_var, target_grads.unwrap_or_default(), written))
+    Ok(Swept { vars, dense: by_var, rows: rows_by_var, targets: target_grads.unwrap_or_default(), written })
+}
+
+/// For a row lookup whose table is a row-sparse variable: that variable's key and the part it
+/// receives (the saved row numbers and the output gradient `gy`). `None` for anything else, or
+/// when the row numbers were not saved (the dense rule runs then).
+fn row_part(node: &Node, saved_in: &[Tracked], tape: &TapeGraph, gy: Val) -> Option<(usize, RowPart)> {
+    let lookup = node.op.row_lookup()?;
+    let Some(Some(Entry::Var(v))) = node.inputs.get(lookup.table) else { return None };
+    v.rows.as_ref()?;
+    let indices = saved_in.get(lookup.indices)?.array().clone();
+    let rows = tape.value(gy)?;
+    Some((var_key(v), RowPart { indices, rows, lookup, op: node.op.name() }))
 }
 
 /// `autograd.backward`: writes gradients into every reachable variable per its `grad_req`.
 pub fn backward(heads: &[Tracked], head_grads: &[Option<Tracked>], args: BackwardArgs) -> Result<()> {
-    let (vars, grads, _, written) = sweep(heads, head_grads, None, args)?;
-    for v in vars {
+    let mut swept = sweep(heads, head_grads, None, args)?;
+    for v in swept.vars {
         let key = var_key(&v);
-        let Some(g) = grads.get(&key) else { continue };
-        if !written.contains(&key) {
+        if let Some(rs) = &v.rows {
+            let Some(state) = swept.rows.remove(&key) else { continue };
+            rs.store(v.req, state)?;
+            v.fresh.store(v.req != GradReq::Null, Ordering::Relaxed);
+            continue;
+        }
+        let Some(g) = swept.dense.get(&key) else { continue };
+        if !swept.written.contains(&key) {
             write_grad(&v, g)?;
         }
     }
@@ -393,21 +448,22 @@ fn write_grad(v: &Variable, g: &NDArray) -> Result<Option<NDArray>> {
 }
 
 /// `autograd.grad`: gradients of the heads w.r.t. `variables`, returned (never written into
-/// `.grad`), tracked (differentiable again under `create_graph`). Each variable must be a marked
-/// array with `grad_req` other than `null`.
-pub fn grad(
+/// `.grad`), tracked (differentiable again under `create_graph`); rows for a row-sparse
+/// variable (unless `create_graph`). Each variable must be a marked array with `grad_req` other
+/// than `null`.
+pub fn grad_values(
     heads: &[Tracked],
     head_grads: &[Option<Tracked>],
     variables: &[Tracked],
     args: BackwardArgs,
-) -> Result<Vec<Tracked>> {
+) -> Result<Vec<GradValue>> {
     if variables.is_empty() {
         return Err(Error::Value("variables cannot be an empty list.".into()));
     }
     let mut targets = Vec::with_capacity(variables.len());
     for (i, x) in variables.iter().enumerate() {
         match x.entry().cloned() {
-            Some(e @ Entry::Var(_)) if e.grad_buffer().is_some() => targets.push(e),
+            Some(e @ Entry::Var(_)) if e.requires_grad() => targets.push(e),
             None => return Err(Error::Runtime(NOT_IN_GRAPH.into())),
             Some(Entry::Var(_)) => {
                 return Err(Error::Runtime(format!(
@@ -418,10 +474,33 @@ pub fn grad(
             Some(e) => targets.push(e),
         }
     }
-    let (_, _, grads, _) = sweep(heads, head_grads, Some(&targets), args)?;
-    Ok(grads
+    let swept = sweep(heads, head_grads, Some(&targets), args)?;
+    Ok(swept.targets.into_iter().zip(variables).map(|(g, x)| g.unwrap_or_else(|| zero_grad_of(x))).collect())
+}
+
+/// The gradient of a variable no path reached: no rows for a row-sparse one, else zeros.
+fn zero_grad_of(x: &Tracked) -> GradValue {
+    if let Some(Entry::Var(v)) = x.entry() {
+        if let Some(rs) = &v.rows {
+            return GradValue::Rows(rows::empty_rows(&rs.shape, rs.dtype));
+        }
+    }
+    GradValue::Dense(Tracked::new(NDArray::zeros(x.shape(), x.dtype())))
+}
+
+/// [`grad_values`] with every gradient dense (row-sparse ones expanded to their full shape).
+pub fn grad(
+    heads: &[Tracked],
+    head_grads: &[Option<Tracked>],
+    variables: &[Tracked],
+    args: BackwardArgs,
+) -> Result<Vec<Tracked>> {
+    grad_values(heads, head_grads, variables, args)?
         .into_iter()
         .zip(variables)
-        .map(|(g, x)| g.unwrap_or_else(|| Tracked::new(NDArray::zeros(x.shape(), x.dtype()))))
-        .collect())
+        .map(|(g, x)| match g {
+            GradValue::Dense(t) => Ok(t),
+            GradValue::Rows(r) => Ok(Tracked::new(rows::densify(x.shape(), &r)?)),
+        })
+        .collect()
 }

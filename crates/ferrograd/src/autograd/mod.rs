@@ -9,6 +9,7 @@
 mod backward;
 mod custom;
 mod history;
+mod rows;
 mod scope;
 mod state;
 mod tracked;
@@ -19,9 +20,10 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 
-pub use backward::{backward, grad, set_grad_ready_hook, BackwardArgs, GradReadyHook};
+pub use backward::{backward, grad, grad_values, set_grad_ready_hook, BackwardArgs, GradReadyHook};
 pub use custom::CustomBackward;
 pub use history::{history_json, history_symbol};
+pub use rows::{GradValue, RowGrad};
 pub use scope::{pause, predict_mode, record, record_with, train_mode, RecordGuard};
 pub use state::{is_recording, is_training, set_recording, set_training};
 pub use tracked::Tracked;
@@ -34,7 +36,10 @@ pub use crate::ops::backprop::GradReq;
 
 /// A leaf marked by `attach_grad` / `mark_variables`.
 pub struct Variable {
+    /// The dense gradient buffer; `None` for a row-sparse variable.
     pub(crate) grad: Mutex<Option<NDArray>>,
+    /// The gradient of a variable marked row-sparse (`attach_grad(stype='row_sparse')`).
+    pub(crate) rows: Option<rows::RowSparse>,
     pub(crate) req: GradReq,
     /// Set when a backward wrote the gradient (MXNet `_fresh_grad`).
     pub(crate) fresh: AtomicBool,
@@ -124,7 +129,55 @@ pub enum Entry {
 impl Entry {
     /// Marks a new leaf with a gradient buffer (`attach_grad`, `mark_variables`).
     pub fn variable(grad: NDArray, req: GradReq) -> Entry {
-        Entry::Var(Arc::new(Variable { grad: Mutex::new(Some(grad)), req, fresh: AtomicBool::new(false) }))
+        Entry::Var(Arc::new(Variable { grad: Mutex::new(Some(grad)), rows: None, req, fresh: AtomicBool::new(false) }))
+    }
+
+    /// Marks a new leaf of `shape` and `dtype` whose gradient is row-sparse: it holds only the
+    /// rows a backward reaches (none yet), never a buffer of the whole shape.
+    pub fn row_sparse_variable(shape: &[usize], dtype: crate::DType, req: GradReq) -> Result<Entry> {
+        let rows = rows::RowSparse::new(shape, dtype)?;
+        Ok(Entry::Var(Arc::new(Variable {
+            grad: Mutex::new(None),
+            rows: Some(rows),
+            req,
+            fresh: AtomicBool::new(false),
+        })))
+    }
+
+    /// Whether this is a variable whose gradient is computed (`grad_req` other than `null`).
+    pub fn requires_grad(&self) -> bool {
+        matches!(self, Entry::Var(v) if v.req != GradReq::Null)
+    }
+
+    /// Whether this is a variable marked row-sparse.
+    pub fn is_row_sparse(&self) -> bool {
+        matches!(self, Entry::Var(v) if v.rows.is_some())
+    }
+
+    /// The gradient of a variable with `grad_req` other than `null`: its dense buffer, or for a
+    /// row-sparse variable its rows (or the dense gradient a non-lookup contribution made).
+    pub fn grad_value(&self) -> Option<GradValue> {
+        match self {
+            Entry::Var(v) if v.req != GradReq::Null => match &v.rows {
+                Some(rs) => Some(rs.state.lock().clone().into_value()),
+                None => v.grad.lock().clone().map(|g| GradValue::Dense(Tracked::new(g))),
+            },
+            _ => None,
+        }
+    }
+
+    /// Drops the stored rows of a row-sparse variable (`zero_grad`); false for anything else.
+    pub fn clear_rows(&self) -> bool {
+        match self {
+            Entry::Var(v) => match &v.rows {
+                Some(rs) => {
+                    rs.clear();
+                    true
+                }
+                None => false,
+            },
+            Entry::Out(..) => false,
+        }
     }
 
     /// The gradient buffer of a variable with `grad_req` other than `null`.

@@ -33,6 +33,15 @@ pub enum TakeMode {
     Wrap,
 }
 
+/// A row lookup's layout ([`Op::row_lookup`]): input `table` is read at the rows numbered by
+/// input `indices`, out-of-range numbers resolved by `mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowLookup {
+    pub table: usize,
+    pub indices: usize,
+    pub mode: TakeMode,
+}
+
 /// The index values of an index array as `i64`, in row-major order (floats truncate).
 pub fn index_values(x: &NDArray) -> Result<Vec<i64>> {
     let (buf, range) = dense(x);
@@ -147,6 +156,9 @@ impl Op for Take {
                 }
             })
         })
+    }
+    fn row_lookup(&self) -> Option<RowLookup> {
+        (self.axis == 0).then_some(RowLookup { table: 0, indices: 1, mode: self.mode })
     }
     fn saves(&self) -> Saves {
         Saves::Inputs

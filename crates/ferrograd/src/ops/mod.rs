@@ -207,6 +207,13 @@ pub trait Op: Send + Sync + std::fmt::Debug {
     ) -> Result<bool> {
         Ok(false)
     }
+    /// For an op reading whole rows of a table (`Embedding` with `sparse_grad`, `take` along
+    /// axis 0) whose gradient goes to the table alone: where the table and the row numbers
+    /// are. The tape keeps the gradient of a row-sparse variable read this way as (row numbers,
+    /// output-gradient rows) instead of running [`Op::grad`]. `None` for every other op.
+    fn row_lookup(&self) -> Option<indexing::RowLookup> {
+        None
+    }
     /// Vector-Jacobian product: gradients w.r.t. each input (`None` = zero), possibly in a
     /// broadcast shape (the caller unbroadcasts). `out_grads` has one entry per output.
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>>;
@@ -286,6 +293,9 @@ impl Op for OpRef {
         out: &mut NDArray,
     ) -> Result<bool> {
         (**self).add_input_delta(inputs, which, index, delta, out)
+    }
+    fn row_lookup(&self) -> Option<indexing::RowLookup> {
+        (**self).row_lookup()
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
         (**self).grad(g, inputs, outputs, out_grads)

@@ -139,6 +139,8 @@ class Embedding(HybridBlock):
                  sparse_grad=False, **kwargs):
         super().__init__(**kwargs)
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype}
+        if sparse_grad:  # the backward then sends the weight its rows only
+            self._kwargs["sparse_grad"] = True
         self.weight = self.params.get("weight", shape=(input_dim, output_dim),
                                       init=weight_initializer, dtype=dtype,
                                       allow_deferred_init=True,

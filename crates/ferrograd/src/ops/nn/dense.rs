@@ -18,7 +18,7 @@ use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::attrs::fmt_float;
-use crate::ops::indexing::{Take, TakeGrad, TakeMode};
+use crate::ops::indexing::{RowLookup, Take, TakeGrad, TakeMode};
 use crate::ops::params::{OpDef, OpParams, ParamEnum};
 use crate::ops::widen::{forward_widened, wider};
 use crate::ops::{Attrs, Ctx, Grad, Op, OpRef, Saves, Val};
@@ -331,6 +331,8 @@ pub struct Embedding {
     pub input_dim: usize,
     pub output_dim: usize,
     pub dtype: DType,
+    /// The weight's gradient may be kept as rows (see [`Op::row_lookup`]).
+    pub sparse_grad: bool,
 }
 
 impl Op for Embedding {
@@ -344,6 +346,9 @@ impl Op for Embedding {
         let mut v = vec![("input_dim", self.input_dim.to_string()), ("output_dim", self.output_dim.to_string())];
         if self.dtype != DType::F32 {
             v.push(("dtype", self.dtype.name().to_string()));
+        }
+        if self.sparse_grad {
+            v.push(("sparse_grad", "True".to_string()));
         }
         v
     }
@@ -383,6 +388,9 @@ impl Op for Embedding {
     }
     fn saves(&self) -> Saves {
         Saves::Inputs
+    }
+    fn row_lookup(&self) -> Option<RowLookup> {
+        self.sparse_grad.then_some(RowLookup { table: 1, indices: 0, mode: TakeMode::Clip })
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
         let back = TakeGrad { axis: 0, mode: TakeMode::Clip, shape: vec![self.input_dim, self.output_dim] };
@@ -477,6 +485,7 @@ fn build_embedding(a: &Attrs) -> Result<OpRef> {
         input_dim: non_negative(&a.op, "input_dim", p.input_dim)?,
         output_dim: non_negative(&a.op, "output_dim", p.output_dim)?,
         dtype: DType::from_name(p.dtype.name())?,
+        sparse_grad: p.sparse_grad,
     }))
 }
 
