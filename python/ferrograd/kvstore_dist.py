@@ -167,8 +167,9 @@ class DistKVStore(KVStore):
         written = []
         for k, (grad, vs) in pushed.items():
             now = _ferrograd._storage_stamp(grad)
-            if len(vs) != 1 or vs[0] is not grad and _ferrograd._storage_stamp(vs[0]) != now \
-                    or now is None or now != self._reducer.sent_stamp(k):
+            # the pushed array must be the gradient that was sent, unwritten since
+            same_array = len(vs) == 1 and (vs[0] is grad or _ferrograd._storage_stamp(vs[0]) == now)
+            if not same_array or now is None or now != self._reducer.sent_stamp(k):
                 written.append(k)
         views = self._comm.allgather((repr(order), written))
         if any(v[0] != views[0][0] for v in views):
