@@ -176,3 +176,16 @@ def test_bad_components_raise_clear_errors():
     x, _ = _big_rsp()
     with pytest.raises(MXNetError, match="tostype: unknown storage type 'dense'"):
         x.tostype("dense")
+
+
+def test_native_use_that_needs_unallocatable_dense_values_is_a_clear_error():
+    # A native method on the sparse array itself needs its dense values (4 TB here): the failed
+    # allocation is an MXNetError naming what was built, never a PanicException, and the array
+    # stays usable through its components.
+    x = nd.sparse.zeros("csr", HUGE)
+    for use in (lambda: x.T, lambda: x.attach_grad(), lambda: x == 0,
+                lambda: mx.autograd.backward([x])):
+        with pytest.raises(MXNetError, match="csr to dense") as info:
+            use()
+        assert type(info.value).__name__ != "PanicException"
+    assert _sparse_pending(x) and x.shape == HUGE and x.data.shape == (0,)

@@ -1,6 +1,7 @@
 //! Index arrays and masks from Python objects: ferrograd NDArrays (bool dtype = mask; any other
 //! dtype = integer indices, floats truncated as in MXNet), NumPy arrays and (nested) lists.
 
+use crate::errors::IntoPyResult;
 use ferrograd::ops::indexing::advanced::{array_item, mask_item, IndexItem};
 use ferrograd::ops::indexing::index_values;
 use ferrograd::{DType, Error};
@@ -27,7 +28,7 @@ fn bad_index(obj: &Bound<'_, PyAny>, why: &str) -> PyErr {
 pub fn parse_array(obj: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
     let py = obj.py();
     if let Ok(a) = obj.cast::<PyNDArray>() {
-        let x = a.get().tracked();
+        let x = a.get().tracked().py_err(py)?;
         return enter_with_gil(py, || {
             if x.dtype() == DType::Bool {
                 return mask_item(&x);

@@ -4,6 +4,7 @@
 //! call into `ferrograd::autograd`. A Python `autograd.Function` becomes one recorded node whose
 //! gradient calls back into Python ([`PyBackward`]).
 
+use crate::errors::IntoPyResult;
 use ferrograd::autograd::{self, BackwardArgs, CustomBackward, Entry, GradReq, GradValue, Tracked};
 use ferrograd::{Error, Meta, NDArray};
 use pyo3::prelude::*;
@@ -12,8 +13,8 @@ use pyo3::types::{PyTuple, PyType};
 use crate::errors::{enter, enter_with_gil, has_history};
 use crate::ndarray::PyNDArray;
 
-fn arrays(xs: &[PyRef<'_, PyNDArray>]) -> Vec<Tracked> {
-    xs.iter().map(|x| x.tracked()).collect()
+fn arrays(py: Python<'_>, xs: &[PyRef<'_, PyNDArray>]) -> PyResult<Vec<Tracked>> {
+    xs.iter().map(|x| x.tracked().py_err(py)).collect()
 }
 
 #[pyfunction]
@@ -40,17 +41,17 @@ fn _ag_is_training() -> bool {
 /// gradient for it can be used (hybridized blocks skip input gradients nobody reads).
 #[pyfunction]
 fn _ag_in_graph(x: PyRef<'_, PyNDArray>) -> bool {
-    x.with(Tracked::has_entry)
+    x.entry().is_some()
 }
 
 /// Marks `var` as a fresh leaf whose gradient goes into `grad` (by reference).
 #[pyfunction]
 fn _ag_mark_variable(var: &Bound<'_, PyNDArray>, grad: PyRef<'_, PyNDArray>, req: &str) -> PyResult<()> {
     let py = var.py();
-    let g = grad.array();
+    let g = grad.array().py_err(py)?;
     drop(grad);
     let me = var.get();
-    let shape = me.with(|x| x.shape().to_vec());
+    let shape = me.with(|x| x.shape().to_vec()).py_err(py)?;
     enter_with_gil(py, || {
         let req = GradReq::parse(req)?;
         if g.shape() != shape.as_slice() {
@@ -60,13 +61,13 @@ fn _ag_mark_variable(var: &Bound<'_, PyNDArray>, grad: PyRef<'_, PyNDArray>, req
                 ferrograd::error::fmt_shape(&shape)
             )));
         }
-        drop(me.set_entry(Some(Entry::variable(g, req))));
+        drop(me.set_entry(Some(Entry::variable(g, req)))?);
         Ok(())
     })
 }
 
-fn head_grad_arrays(head_grads: &[Option<PyRef<'_, PyNDArray>>]) -> Vec<Option<Tracked>> {
-    head_grads.iter().map(|g| g.as_ref().map(|g| g.tracked())).collect()
+fn head_grad_arrays(py: Python<'_>, head_grads: &[Option<PyRef<'_, PyNDArray>>]) -> PyResult<Vec<Option<Tracked>>> {
+    head_grads.iter().map(|g| g.as_ref().map(|g| g.tracked().py_err(py)).transpose()).collect()
 }
 
 #[pyfunction]
@@ -77,7 +78,7 @@ fn _ag_backward(
     retain_graph: bool,
     train_mode: bool,
 ) -> PyResult<()> {
-    let (hs, gs) = (arrays(&heads), head_grad_arrays(&head_grads));
+    let (hs, gs) = (arrays(py, &heads)?, head_grad_arrays(py, &head_grads)?);
     drop((heads, head_grads));
     let args = BackwardArgs { retain_graph, create_graph: false, train_mode };
     enter(py, has_history(&hs), || autograd::backward(&hs, &gs, args))
@@ -101,7 +102,7 @@ fn _ag_set_grad_ready_hook(hook: Option<Py<PyAny>>) {
 /// The id a grad-ready hook receives for the marked variable `x` (None if `x` is not one).
 #[pyfunction]
 fn _ag_variable_id(x: PyRef<'_, PyNDArray>) -> Option<usize> {
-    x.with(|x| x.entry().and_then(Entry::variable_id))
+    x.entry().as_ref().and_then(Entry::variable_id)
 }
 
 fn hook_error(py: Python<'_>, e: PyErr) -> Error {
@@ -119,7 +120,7 @@ fn _ag_grad(
     create_graph: bool,
     train_mode: bool,
 ) -> PyResult<Vec<Py<PyAny>>> {
-    let (hs, gs, vs) = (arrays(&heads), head_grad_arrays(&head_grads), arrays(&variables));
+    let (hs, gs, vs) = (arrays(py, &heads)?, head_grad_arrays(py, &head_grads)?, arrays(py, &variables)?);
     drop((heads, head_grads, variables));
     let args = BackwardArgs { retain_graph, create_graph, train_mode };
     let grads = enter(py, has_history(&hs), || autograd::grad_values(&hs, &gs, &vs, args))?;
@@ -143,7 +144,7 @@ fn grad_value_to_py(py: Python<'_>, g: GradValue) -> PyResult<Py<PyAny>> {
 #[pyfunction]
 fn _ag_grad_value(x: PyRef<'_, PyNDArray>) -> PyResult<Option<Py<PyAny>>> {
     let py = x.py();
-    let g = x.with(|x| x.entry().and_then(Entry::grad_value));
+    let g = x.with(|x| x.entry().and_then(Entry::grad_value)).py_err(py)?;
     drop(x);
     g.map(|g| grad_value_to_py(py, g)).transpose()
 }
@@ -151,14 +152,14 @@ fn _ag_grad_value(x: PyRef<'_, PyNDArray>) -> PyResult<Option<Py<PyAny>>> {
 /// Drops the stored rows of a row-sparse gradient (`zero_grad`); false if `x` has none.
 #[pyfunction]
 fn _ag_clear_rows(x: PyRef<'_, PyNDArray>) -> bool {
-    x.with(|x| x.entry().is_some_and(Entry::clear_rows))
+    x.entry().as_ref().is_some_and(Entry::clear_rows)
 }
 
 /// The recorded history of `x` as a symbol.
 #[pyfunction]
 fn _ag_get_symbol(x: PyRef<'_, PyNDArray>) -> PyResult<crate::symbol::PySymbol> {
     let py = x.py();
-    let hs = [x.tracked()];
+    let hs = [x.tracked().py_err(py)?];
     drop(x);
     let sym = enter(py, has_history(&hs), || autograd::history_symbol(&hs[0]))?;
     Ok(crate::symbol::PySymbol { inner: sym })
@@ -168,7 +169,7 @@ fn _ag_get_symbol(x: PyRef<'_, PyNDArray>) -> PyResult<crate::symbol::PySymbol> 
 #[pyfunction]
 fn _ag_get_symbol_json(x: PyRef<'_, PyNDArray>) -> PyResult<String> {
     let py = x.py();
-    let hs = [x.tracked()];
+    let hs = [x.tracked().py_err(py)?];
     drop(x);
     enter(py, has_history(&hs), || autograd::history_json(&hs[0]))
 }
@@ -177,7 +178,7 @@ fn _ag_get_symbol_json(x: PyRef<'_, PyNDArray>) -> PyResult<String> {
 /// same autograd entry.
 #[pyfunction]
 fn _view_as<'py>(cls: &Bound<'py, PyType>, x: PyRef<'_, PyNDArray>) -> PyResult<Bound<'py, PyAny>> {
-    let inner = x.tracked();
+    let inner = x.tracked().py_err(cls.py())?;
     drop(x);
     let obj = cls.call0()?;
     obj.cast::<PyNDArray>()?.get().set_array(inner);
@@ -227,7 +228,7 @@ impl CustomBackward for PyBackward {
                             item.get_type().name().map(|n| n.to_string()).unwrap_or_default()
                         ))
                     })?;
-                    let g = g.get().tracked();
+                    let g = g.get().tracked()?;
                     if g.shape() != &meta.shape[..] {
                         return Err(Error::Shape(format!(
                             "Function.backward: gradient {i} has shape {} but input {i} has shape {}",
@@ -265,10 +266,10 @@ fn _ag_record_function(
     input_names: Vec<String>,
     inline: bool,
 ) -> PyResult<()> {
-    let xs = arrays(&inputs);
+    let xs = arrays(py, &inputs)?;
     drop(inputs);
     let graph = graph.map(|g| autograd::RecordedGraph { symbol: g.inner.clone(), input_names, inline });
-    let ys: Vec<NDArray> = outputs.iter().map(|y| y.get().array()).collect();
+    let ys: Vec<NDArray> = outputs.iter().map(|y| y.get().array().py_err(py)).collect::<PyResult<_>>()?;
     let ys = enter_with_gil(py, move || {
         let mut ys: Vec<Tracked> = ys.into_iter().map(Tracked::new).collect();
         let rule = PyBackward { backward, in_metas: xs.iter().map(|x| x.meta()).collect() };
@@ -301,11 +302,11 @@ pub mod methods {
             }
         };
         let req = GradReq::parse(grad_req).map_err(|_| unknown_grad_req(py, "attach_grad", grad_req))?;
-        let (shape, dtype) = slf.get().with(|x| (x.shape().to_vec(), x.dtype()));
+        let (shape, dtype) = slf.get().with(|x| (x.shape().to_vec(), x.dtype())).py_err(py)?;
         if row_sparse {
             // Only the rows a backward reaches are ever stored: no buffer of the whole shape.
             let entry = enter_with_gil(py, || Entry::row_sparse_variable(&shape, dtype, req))?;
-            let old = slf.get().set_entry(Some(entry));
+            let old = slf.get().set_entry(Some(entry)).py_err(py)?;
             return enter_with_gil(py, || {
                 drop(old);
                 Ok::<_, Error>(())
@@ -313,7 +314,7 @@ pub mod methods {
         }
         let n = shape.iter().product();
         let buf = enter(py, crate::errors::is_heavy(n), || NDArray::try_full("attach_grad", &shape, dtype, 0.0))?;
-        let old = slf.get().set_entry(Some(Entry::variable(buf, req)));
+        let old = slf.get().set_entry(Some(Entry::variable(buf, req))).py_err(py)?;
         // Replacing the entry may free a recorded history (inside the guard: a graph drop is core work).
         enter_with_gil(py, || {
             drop(old);
@@ -335,15 +336,15 @@ pub mod methods {
     }
 
     pub fn grad(py: Python<'_>, slf: &PyNDArray) -> PyResult<Option<PyNDArray>> {
-        enter_with_gil(py, || Ok::<_, Error>(slf.with(|x| x.entry().and_then(Entry::grad_buffer)).map(PyNDArray::new)))
+        enter_with_gil(py, || Ok::<_, Error>(slf.entry().as_ref().and_then(Entry::grad_buffer).map(PyNDArray::new)))
     }
 
     pub fn fresh_grad(slf: &PyNDArray) -> bool {
-        slf.with(|x| x.entry().is_some_and(Entry::fresh_grad))
+        slf.entry().as_ref().is_some_and(Entry::fresh_grad)
     }
 
     pub fn set_fresh_grad(slf: &PyNDArray, on: bool) {
-        if let Some(e) = slf.with(|x| x.entry().cloned()) {
+        if let Some(e) = slf.entry() {
             e.set_fresh_grad(on);
         }
     }
@@ -357,8 +358,8 @@ pub mod methods {
         train_mode: bool,
     ) -> PyResult<()> {
         let py = slf.py();
-        let hs = [slf.get().tracked()];
-        let gs = [out_grad.map(|g| g.tracked())];
+        let hs = [slf.get().tracked().py_err(py)?];
+        let gs = [out_grad.map(|g| g.tracked().py_err(py)).transpose()?];
         let args = BackwardArgs { retain_graph, create_graph: false, train_mode };
         enter(py, has_history(&hs), || autograd::backward(&hs, &gs, args))
     }

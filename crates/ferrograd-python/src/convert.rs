@@ -43,7 +43,7 @@ fn read_contiguous<T: DTypeElem + NpElement>(arr: &Bound<'_, PyAny>, shape: &[us
 pub fn array_from_py(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<NDArray> {
     let py = obj.py();
     if let Ok(x) = obj.cast::<PyNDArray>() {
-        let x = x.get().tracked();
+        let x = x.get().tracked().py_err(py)?;
         let dt = dtype.unwrap_or(x.dtype());
         return enter(py, is_heavy(x.size()), || Ok(x.astype(dt)));
     }

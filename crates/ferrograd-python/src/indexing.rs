@@ -2,6 +2,7 @@
 //! and `None` select views (basic indexing); keys with integer arrays or boolean masks run the
 //! advanced plan of `take`/`gather_nd` ops (see `advanced.rs`).
 
+use crate::errors::IntoPyResult;
 use ferrograd::ops::indexing::advanced::{self as adv, IndexItem};
 use ferrograd::{np_shape, Error, NDArray, SliceArg, Tracked};
 use pyo3::prelude::*;
@@ -80,10 +81,10 @@ pub fn getitem(py: Python<'_>, x: &Tracked, key: &Bound<'_, PyAny>) -> PyResult<
 /// `x[key] = value`: writes into x's storage (seen by every view of x).
 pub fn setitem(slf: &Bound<'_, PyNDArray>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = slf.py();
-    let (shape, dtype) = slf.get().with(|x| (x.shape().to_vec(), x.dtype()));
+    let (shape, dtype) = slf.get().with(|x| (x.shape().to_vec(), x.dtype())).py_err(py)?;
     let items = parse_key(key)?;
     // The value as given: its conversion below may be a fresh array without autograd history.
-    let given: Option<Tracked> = value.cast::<PyNDArray>().ok().map(|v| v.get().tracked());
+    let given: Option<Tracked> = value.cast::<PyNDArray>().ok().map(|v| v.get().tracked().py_err(py)).transpose()?;
     let src = Tracked::new(if value.is_instance_of::<PyInt>() || value.is_instance_of::<pyo3::types::PyFloat>() {
         NDArray::full(&[], dtype, value.extract::<f64>()?)
     } else {

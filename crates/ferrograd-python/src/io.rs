@@ -1,5 +1,6 @@
 //! MXNet NDArray files and pickling: translation to and from `ferrograd::io`.
 
+use crate::errors::IntoPyResult;
 use ferrograd::io::{self, Arrays, Storage};
 use ferrograd::Error;
 use pyo3::prelude::*;
@@ -35,7 +36,7 @@ fn _nd_save(
     keys: Option<Vec<String>>,
     stypes: Option<Vec<String>>,
 ) -> PyResult<()> {
-    let arrays: Vec<_> = arrays.iter().map(|a| a.array()).collect();
+    let arrays: Vec<_> = arrays.iter().map(|a| a.array().py_err(py)).collect::<PyResult<_>>()?;
     let data = match keys {
         None => Arrays::List(arrays),
         Some(keys) => Arrays::Dict(keys.into_iter().zip(arrays).collect()),
@@ -62,7 +63,7 @@ fn _nd_load_bytes(py: Python<'_>, buf: PyBackedBytes) -> PyResult<Loaded> {
 
 /// MXNet's pickled state of an array: `{'handle': bytearray(record)}`.
 pub fn getstate<'py>(py: Python<'py>, a: &PyNDArray) -> PyResult<Bound<'py, PyDict>> {
-    let bytes = enter_with_gil(py, || Ok::<_, Error>(io::array_to_bytes(&a.array())))?;
+    let bytes = enter_with_gil(py, || Ok::<_, Error>(io::array_to_bytes(&a.array()?)))?;
     let d = PyDict::new(py);
     d.set_item("handle", PyByteArray::new(py, &bytes))?;
     Ok(d)

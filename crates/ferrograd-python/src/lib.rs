@@ -64,7 +64,7 @@ fn _update_inplace(
             attrs.items.push((k.extract::<String>()?, attr_value(&v)?));
         }
     }
-    let xs: Vec<Tracked> = arrays.iter().map(|a| a.tracked()).collect();
+    let xs: Vec<Tracked> = arrays.iter().map(|a| a.tracked().py_err(py)).collect::<PyResult<_>>()?;
     let work = xs.iter().map(|x| x.size()).sum();
     enter(py, is_heavy(work), move || {
         let arrays: Vec<NDArray> = xs.iter().map(|x| x.array().clone()).collect();

@@ -3,6 +3,7 @@
 //! interop in `interop.rs`, the locking that makes one array safe to share between threads in
 //! `ndarray_sync.rs`.
 
+use crate::errors::IntoPyResult;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
 
@@ -77,15 +78,6 @@ impl PyNDArray {
         Ok(())
     }
 
-    /// [`Self::materialize`] for the infallible accessors; the op paths (`opfunc.rs`, the
-    /// arithmetic dunders) materialise first with a clean error, so this only fails for a
-    /// sparse array too large to hold dense met by some rarer native path.
-    fn settle(&self) {
-        if let Err(e) = self.materialize() {
-            panic!("{e}");
-        }
-    }
-
     /// Replaces the sparse components the dense values are built from (they are built again
     /// on the next native use); the autograd entry and context stay.
     pub fn set_pending(&self, parts: SparseParts) {
@@ -118,26 +110,33 @@ impl PyNDArray {
                 return Ok(Tracked::new(parts.to_dense()?));
             }
         }
-        Ok(self.tracked())
+        self.tracked()
     }
 
     /// The array with its autograd entry, as op calls take it (a handle: cloning it copies
-    /// reference counts, not data).
-    pub fn tracked(&self) -> Tracked {
-        self.settle();
-        self.handle.read().clone()
+    /// reference counts, not data). A sparse array still held as components gets its dense
+    /// values first: an error (never a panic) when they cannot be allocated.
+    pub fn tracked(&self) -> ferrograd::Result<Tracked> {
+        self.materialize()?;
+        Ok(self.handle.read().clone())
+    }
+
+    /// The array's autograd entry. A sparse array still held as components keeps its entry on
+    /// the placeholder, so this needs no dense values.
+    pub fn entry(&self) -> Option<Entry> {
+        self.handle.read().entry().cloned()
     }
 
     /// The storage handle alone (for the executor, I/O, kernels: everything but the tape).
-    pub fn array(&self) -> NDArray {
-        self.settle();
-        self.handle.read().array().clone()
+    pub fn array(&self) -> ferrograd::Result<NDArray> {
+        self.materialize()?;
+        Ok(self.handle.read().array().clone())
     }
 
     /// Reads the handle in place (shape, dtype, entry, ...); `f` must not call Python.
-    pub fn with<R>(&self, f: impl FnOnce(&Tracked) -> R) -> R {
-        self.settle();
-        f(&self.handle.read())
+    pub fn with<R>(&self, f: impl FnOnce(&Tracked) -> R) -> ferrograd::Result<R> {
+        self.materialize()?;
+        Ok(f(&self.handle.read()))
     }
 
     /// Rebinds this Python object to another array (its entry included); a sparse array's
@@ -151,9 +150,9 @@ impl PyNDArray {
 
     /// Sets the array's autograd entry (a marked variable, or none) and returns the old one,
     /// for the caller to drop outside the lock (it may hold the last reference to a history).
-    pub fn set_entry(&self, e: Option<Entry>) -> Option<Entry> {
-        self.settle();
-        self.handle.write().set_entry(e)
+    pub fn set_entry(&self, e: Option<Entry>) -> ferrograd::Result<Option<Entry>> {
+        self.materialize()?;
+        Ok(self.handle.write().set_entry(e))
     }
 
     pub fn wrap(py: Python<'_>, inner: impl Into<Tracked>) -> PyResult<Py<PyNDArray>> {
@@ -162,7 +161,7 @@ impl PyNDArray {
 
     /// The value of a one-element array (checked by the caller).
     fn scalar_value(&self, py: Python<'_>) -> PyResult<f64> {
-        let x = self.tracked();
+        let x = self.tracked().py_err(py)?;
         enter_with_gil(py, || x.to_f64_vec().first().copied().ok_or_else(|| Error::Value("the array is empty".into())))
     }
 }
@@ -392,7 +391,7 @@ impl PyNDArray {
 
     /// The same storage without autograd history: a constant in later recordings.
     fn detach(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        enter_with_gil(py, || Ok::<_, Error>(PyNDArray::new(self.tracked().detach())))
+        enter_with_gil(py, || Ok::<_, Error>(PyNDArray::new(self.tracked()?.detach())))
     }
 
     /// Backpropagates from this array; `out_grad` defaults to ones (an implicit sum).
@@ -419,7 +418,7 @@ impl PyNDArray {
 
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        shape_tuple(py, self.tracked().shape())
+        shape_tuple(py, self.tracked().py_err(py)?.shape())
     }
 
     /// The element type as a NumPy type class (`numpy.float32`), as in MXNet.
@@ -427,7 +426,7 @@ impl PyNDArray {
     fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         // `numpy.bool_` names the boolean scalar type in NumPy 1 and 2 (`numpy.bool` is
         // a deprecated alias of the builtin in NumPy 1).
-        let name = match self.with(|x| x.dtype()) {
+        let name = match self.with(|x| x.dtype()).py_err(py)? {
             DType::Bool => "bool_",
             other => other.name(),
         };
@@ -435,13 +434,13 @@ impl PyNDArray {
     }
 
     #[getter]
-    fn size(&self) -> usize {
-        self.with(|x| x.size())
+    fn size(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(|x| x.size()).py_err(py)
     }
 
     #[getter]
-    fn ndim(&self) -> usize {
-        self.with(|x| x.ndim())
+    fn ndim(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(|x| x.ndim()).py_err(py)
     }
 
     /// Storage type; ferrograd arrays are always dense.
@@ -476,7 +475,7 @@ impl PyNDArray {
     #[getter(T)]
     fn t(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let x = slf.get().tracked();
+        let x = slf.get().tracked().py_err(py)?;
         if x.ndim() < 2 {
             return Ok(slf.clone().into_any().unbind());
         }
@@ -510,7 +509,7 @@ impl PyNDArray {
         }
         let spec = shape_args(shape, kw.as_ref())?;
         let op = ferrograd::ops::layout::Reshape { spec, reverse };
-        Ok(PyNDArray::new(run_op(py, op, [self.tracked()])?))
+        Ok(PyNDArray::new(run_op(py, op, [self.tracked().py_err(py)?])?))
     }
 
     #[pyo3(signature = (*axes, **kwargs))]
@@ -526,14 +525,14 @@ impl PyNDArray {
         };
         let axes = if axes.is_empty() && kw.is_none() { vec![] } else { shape_args(axes, kw.as_ref())? };
         let op = ferrograd::ops::layout::Transpose { axes: axes.into_iter().collect() };
-        Ok(PyNDArray::new(run_op(py, op, [self.tracked()])?))
+        Ok(PyNDArray::new(run_op(py, op, [self.tracked().py_err(py)?])?))
     }
 
     /// A new axis of size 1 at `axis`: a copy, or with `inplace=True` a view sharing this
     /// array's memory (MXNet).
     #[pyo3(signature = (axis, inplace=false))]
     fn expand_dims(&self, py: Python<'_>, axis: i64, inplace: bool) -> PyResult<PyNDArray> {
-        let x = self.tracked();
+        let x = self.tracked().py_err(py)?;
         let view = enter(py, false, || x.expand_dims(axis))?;
         copy_unless_inplace(py, view.into(), inplace)
     }
@@ -546,7 +545,7 @@ impl PyNDArray {
             Some(a) => Some(a.extract::<Vec<i64>>().or_else(|_| a.extract::<i64>().map(|v| vec![v]))?),
         };
         let op = ferrograd::ops::layout::Squeeze { axis: axes };
-        let view = run_op(py, op, [self.tracked()])?;
+        let view = run_op(py, op, [self.tracked().py_err(py)?])?;
         copy_unless_inplace(py, view, inplace)
     }
 
@@ -554,7 +553,7 @@ impl PyNDArray {
     #[pyo3(signature = (inplace=false))]
     fn flatten(&self, py: Python<'_>, inplace: bool) -> PyResult<PyNDArray> {
         let op = ferrograd::ops::layout::Reshape { spec: vec![0, -1], reverse: false };
-        let x = self.tracked();
+        let x = self.tracked().py_err(py)?;
         let x = if x.ndim() == 0 { run_op(py, ferrograd::ops::layout::Reshape::to(&[1]), [x])? } else { x };
         let view = run_op(py, op, [x])?;
         copy_unless_inplace(py, view, inplace)
@@ -565,7 +564,7 @@ impl PyNDArray {
     fn astype(slf: &Bound<'_, Self>, dtype: &Bound<'_, PyAny>, copy: bool) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let dt = convert::dtype_from_py(dtype)?;
-        let x = slf.get().tracked();
+        let x = slf.get().tracked().py_err(py)?;
         if !copy && dt == x.dtype() {
             return Ok(slf.clone().into_any().unbind());
         }
@@ -578,13 +577,13 @@ impl PyNDArray {
     }
 
     fn copy(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        Ok(PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, [self.tracked()])?))
+        Ok(PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, [self.tracked().py_err(py)?])?))
     }
 
     /// Copies into `other` (an NDArray of the same shape) or to a context; returns the target.
     fn copyto(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         if let Ok(t) = other.cast::<PyNDArray>() {
-            let src = self.tracked();
+            let src = self.tracked().py_err(py)?;
             update_storage(py, t.get(), |target| {
                 if target.shape() != src.shape() {
                     return Err(crate::errors::to_py(
@@ -604,7 +603,8 @@ impl PyNDArray {
         }
         // A context: a new copy there (MXNet's copyto always copies).
         check_context(other)?;
-        Py::new(py, PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, [self.tracked()])?))?.into_py_any(py)
+        Py::new(py, PyNDArray::new(run_op(py, ferrograd::ops::convert::Identity, [self.tracked().py_err(py)?])?))?
+            .into_py_any(py)
     }
 
     /// The array on `ctx`: itself, since every array lives on the CPU (MXNet returns `self` when
@@ -616,27 +616,27 @@ impl PyNDArray {
 
     /// A private, writable NumPy copy (MXNet semantics).
     fn asnumpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_numpy_copy(py, &self.tracked())
+        convert::to_numpy_copy(py, &self.array().py_err(py)?)
     }
 
     /// The value of a one-element array as a NumPy scalar.
     fn asscalar<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if self.with(|x| x.size()) != 1 {
+        if self.with(|x| x.size()).py_err(py)? != 1 {
             return Err(PyValueError::new_err("The current array is not a scalar"));
         }
-        convert::to_numpy_copy(py, &self.tracked())?.call_method1("reshape", (-1,))?.get_item(0)
+        convert::to_numpy_copy(py, &self.array().py_err(py)?)?.call_method1("reshape", (-1,))?.get_item(0)
     }
 
     /// The value of a one-element array as a Python number.
     fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if self.with(|x| x.size()) != 1 {
+        if self.with(|x| x.size()).py_err(py)? != 1 {
             return Err(PyValueError::new_err("can only convert an array of size 1 to a Python scalar"));
         }
-        convert::to_numpy_copy(py, &self.tracked())?.call_method0("item")
+        convert::to_numpy_copy(py, &self.array().py_err(py)?)?.call_method0("item")
     }
 
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_numpy_copy(py, &self.tracked())?.call_method0("tolist")
+        convert::to_numpy_copy(py, &self.array().py_err(py)?)?.call_method0("tolist")
     }
 
     /// No-op: execution is synchronous.
@@ -645,12 +645,14 @@ impl PyNDArray {
     /// No-op: execution is synchronous.
     fn wait_to_write(&self) {}
 
-    fn __len__(&self) -> PyResult<usize> {
-        self.with(|x| x.shape().first().copied()).ok_or_else(|| PyTypeError::new_err("len() of unsized object"))
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(|x| x.shape().first().copied())
+            .py_err(py)?
+            .ok_or_else(|| PyTypeError::new_err("len() of unsized object"))
     }
 
     fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
-        match self.with(|x| x.size()) {
+        match self.with(|x| x.size()).py_err(py)? {
             0 => Ok(false),
             1 => Ok(self.scalar_value(py)? != 0.0),
             _ => Err(PyValueError::new_err("The truth value of an NDArray with multiple elements is ambiguous.")),
@@ -658,7 +660,7 @@ impl PyNDArray {
     }
 
     fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
-        if self.with(|x| x.size()) != 1 {
+        if self.with(|x| x.size()).py_err(py)? != 1 {
             return Err(PyTypeError::new_err("only one-element arrays can be converted to Python scalars"));
         }
         self.scalar_value(py)
@@ -669,7 +671,7 @@ impl PyNDArray {
     }
 
     fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
-        if self.with(|x| x.dtype()).is_float() {
+        if self.with(|x| x.dtype()).py_err(py)?.is_float() {
             return Err(PyTypeError::new_err("only integer arrays with one element can be converted to an index"));
         }
         self.__int__(py)
@@ -680,7 +682,7 @@ impl PyNDArray {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let x = self.tracked();
+        let x = self.tracked().py_err(py)?;
         let np_str = convert::to_numpy_copy(py, &x)?.str()?.to_string();
         let shape = x.shape().iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
         Ok(format!("\n{np_str}\n<NDArray {shape} @cpu(0)>"))
@@ -691,7 +693,7 @@ impl PyNDArray {
     }
 
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyNDArray> {
-        Ok(PyNDArray::new(crate::indexing::getitem(py, &self.tracked(), key)?))
+        Ok(PyNDArray::new(crate::indexing::getitem(py, &self.tracked().py_err(py)?, key)?))
     }
 
     fn __setitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -699,55 +701,55 @@ impl PyNDArray {
     }
 
     fn __neg__(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        unary(py, self.tracked(), UnaryKind::Negative)
+        unary(py, self.tracked().py_err(py)?, UnaryKind::Negative)
     }
 
-    fn __pos__(&self) -> PyNDArray {
-        PyNDArray::new(self.tracked())
+    fn __pos__(&self, py: Python<'_>) -> PyResult<PyNDArray> {
+        Ok(PyNDArray::new(self.tracked().py_err(py)?))
     }
 
     fn __abs__(&self, py: Python<'_>) -> PyResult<PyNDArray> {
-        unary(py, self.tracked(), UnaryKind::Abs)
+        unary(py, self.tracked().py_err(py)?, UnaryKind::Abs)
     }
 
     fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Add, false)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Add, false)?)
     }
     fn __radd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Add, true)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Add, true)?)
     }
     fn __sub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Sub, false)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Sub, false)?)
     }
     fn __rsub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Sub, true)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Sub, true)?)
     }
     fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Mul, false)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Mul, false)?)
     }
     fn __rmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Mul, true)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Mul, true)?)
     }
     fn __truediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Div, false)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Div, false)?)
     }
     fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Div, true)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Div, true)?)
     }
     fn __floordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::FloorDiv, false)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::FloorDiv, false)?)
     }
     fn __rfloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::FloorDiv, true)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::FloorDiv, true)?)
     }
     fn __mod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Mod, false)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Mod, false)?)
     }
     fn __rmod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Mod, true)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Mod, true)?)
     }
     fn __pow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Pow, false)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Pow, false)?)
     }
     fn __rpow__(
         &self,
@@ -755,17 +757,17 @@ impl PyNDArray {
         o: &Bound<'_, PyAny>,
         _modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        wrap_any(py, arith(py, self.tracked(), o, BinaryKind::Pow, true)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, BinaryKind::Pow, true)?)
     }
     fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Some(Operand::Array(b)) = operand(o)? else { return not_impl(py) };
         let op = Dot { transpose_a: false, transpose_b: false, batch: false };
-        wrap_any(py, Some(run_op(py, op, [self.tracked(), b])?))
+        wrap_any(py, Some(run_op(py, op, [self.tracked().py_err(py)?, b])?))
     }
     fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Some(Operand::Array(a)) = operand(o)? else { return not_impl(py) };
         let op = Dot { transpose_a: false, transpose_b: false, batch: false };
-        wrap_any(py, Some(run_op(py, op, [a, self.tracked()])?))
+        wrap_any(py, Some(run_op(py, op, [a, self.tracked().py_err(py)?])?))
     }
 
     fn __iadd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -800,7 +802,7 @@ impl PyNDArray {
             Gt => BinaryKind::Gt,
             Ge => BinaryKind::Ge,
         };
-        wrap_any(py, arith(py, self.tracked(), o, kind, false)?)
+        wrap_any(py, arith(py, self.tracked().py_err(py)?, o, kind, false)?)
     }
 
     /// Pickling as MXNet: the class, no arguments, and the state below.
@@ -825,7 +827,7 @@ impl PyNDArray {
     /// A zero-copy, read-only NumPy view of a snapshot of the array: later in-place writes to
     /// the array copy first, so the view never changes. Use `asnumpy()` for a writable copy.
     fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        crate::interop::to_numpy(py, &self.tracked())
+        crate::interop::to_numpy(py, &self.array().py_err(py)?)
     }
 
     /// NumPy protocol (`np.asarray(x)`): the read-only snapshot view; a copy for `copy=True` or
@@ -837,7 +839,7 @@ impl PyNDArray {
         dtype: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        crate::interop::array(py, &self.tracked(), dtype, copy)
+        crate::interop::array(py, &self.array().py_err(py)?, dtype, copy)
     }
 
     /// DLPack export: a capsule over a read-only snapshot (versioned when `max_version >= (1, 0)`).
@@ -850,7 +852,7 @@ impl PyNDArray {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        crate::interop::to_dlpack(py, &self.tracked(), stream, max_version, dl_device, copy)
+        crate::interop::to_dlpack(py, &self.array().py_err(py)?, stream, max_version, dl_device, copy)
     }
 
     fn __dlpack_device__(&self) -> (i32, i32) {

@@ -16,6 +16,7 @@
 //! may share a stripe and then serialise their updates, which costs only waiting, never
 //! correctness.
 
+use crate::errors::IntoPyResult;
 use ferrograd::{NDArray, Tracked};
 use parking_lot::{Condvar, Mutex};
 use pyo3::prelude::*;
@@ -93,9 +94,9 @@ pub fn update_storage<R>(
     f: impl FnOnce(&mut Tracked) -> PyResult<R>,
 ) -> PyResult<R> {
     loop {
-        let locked = target.tracked();
+        let locked = target.tracked().py_err(py)?;
         let _guard = lock_updates(py, &locked);
-        let mut current = target.tracked();
+        let mut current = target.tracked().py_err(py)?;
         if !current.shares_storage(&locked) {
             continue; // another thread rebound the handle while we waited: lock the new storage
         }
@@ -112,7 +113,7 @@ pub fn update_storage<R>(
 /// exported or imported buffer). The distributed store uses it to notice a gradient edited after
 /// it was sent.
 #[pyo3::pyfunction]
-pub fn _storage_stamp(x: pyo3::PyRef<'_, crate::ndarray::PyNDArray>) -> Option<(usize, u64)> {
-    let array = x.array();
-    array.storage_version().map(|v| (array.storage_id(), v))
+pub fn _storage_stamp(x: pyo3::PyRef<'_, crate::ndarray::PyNDArray>) -> pyo3::PyResult<Option<(usize, u64)>> {
+    let array = x.array().py_err(x.py())?;
+    Ok(array.storage_version().map(|v| (array.storage_id(), v)))
 }

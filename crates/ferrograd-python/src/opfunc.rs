@@ -3,6 +3,7 @@
 //! attaches the signature and docstring (`ferrograd.ndarray._registry`). Nothing on the call
 //! path runs `inspect`.
 
+use crate::errors::IntoPyResult;
 use ferrograd::ops::params::OpDef;
 use ferrograd::ops::{self, registry, AttrValue, Attrs};
 use ferrograd::{Error, Tracked};
@@ -239,7 +240,7 @@ fn check_out(op: &str, out: &Bound<'_, PyAny>, results: &[Tracked]) -> PyResult<
             let msg = format!("{op}: out= must be an NDArray, got {}", t.get_type().name()?);
             return Err(to_py(out.py(), Error::Type(msg)));
         };
-        let t = t.get().tracked();
+        let t = t.get().tracked().py_err(out.py())?;
         let which = if results.len() == 1 { String::new() } else { format!(" (output {i})") };
         if t.shape() != r.shape() {
             let msg = format!(

@@ -104,8 +104,9 @@ fn parts(
     data: &PyNDArray,
     aux: &[PyRef<'_, PyNDArray>],
 ) -> PyResult<SparseParts> {
-    let aux = aux.iter().map(|a| a.array()).collect();
-    SparseParts::new(stype, shape, data.array(), aux).map_err(|e| to_py(py, e))
+    let aux = aux.iter().map(|a| a.array()).collect::<ferrograd::Result<_>>().map_err(|e| to_py(py, e))?;
+    let data = data.array().map_err(|e| to_py(py, e))?;
+    SparseParts::new(stype, shape, data, aux).map_err(|e| to_py(py, e))
 }
 
 /// A new `cls` instance (a sparse subclass) holding only the components.

@@ -2,6 +2,7 @@
 //! wrap. Naming rules, argument forms and MXNet's Python-level messages live in Python; the graph,
 //! inference, JSON and the executor live in the `ferrograd` crate.
 
+use crate::errors::IntoPyResult;
 use ferrograd::autograd::GradReq;
 use ferrograd::executor::{Bindings, Executor};
 use ferrograd::ops::{registry, Attrs};
@@ -191,7 +192,7 @@ impl PySymbol {
     /// Runs the graph op by op on `inputs` (in `list_inputs()` order), recording on the autograd
     /// tape when recording is on (`nd.CachedOp`).
     fn eval_imperative(&self, py: Python<'_>, inputs: Vec<PyRef<'_, PyNDArray>>) -> PyResult<Vec<PyNDArray>> {
-        let arrays: Vec<Tracked> = inputs.iter().map(|a| a.tracked()).collect();
+        let arrays: Vec<Tracked> = inputs.iter().map(|a| a.tracked().py_err(py)).collect::<PyResult<_>>()?;
         let outs = guarded(py, || self.inner.eval_imperative(&arrays))?;
         Ok(outs.into_iter().map(PyNDArray::new).collect())
     }
@@ -205,9 +206,10 @@ impl PySymbol {
         reqs: Vec<String>,
         aux: Vec<PyRef<'_, PyNDArray>>,
     ) -> PyResult<PyExecutor> {
-        let args: Vec<NDArray> = args.iter().map(|a| a.array()).collect();
-        let grads: Vec<Option<NDArray>> = grads.iter().map(|g| g.as_ref().map(|g| g.array())).collect();
-        let aux: Vec<NDArray> = aux.iter().map(|a| a.array()).collect();
+        let args: Vec<NDArray> = args.iter().map(|a| a.array().py_err(py)).collect::<PyResult<_>>()?;
+        let grads: Vec<Option<NDArray>> =
+            grads.iter().map(|g| g.as_ref().map(|g| g.array().py_err(py)).transpose()).collect::<PyResult<_>>()?;
+        let aux: Vec<NDArray> = aux.iter().map(|a| a.array().py_err(py)).collect::<PyResult<_>>()?;
         let sym = self.inner.clone();
         let exe = guarded(py, move || {
             let reqs = reqs.iter().map(|r| GradReq::parse(r)).collect::<Result<Vec<_>, _>>()?;
@@ -380,7 +382,8 @@ impl PyExecutor {
         is_train: bool,
         grad_ready: Option<Py<PyAny>>,
     ) -> PyResult<()> {
-        let gs: Vec<Option<NDArray>> = out_grads.iter().map(|g| g.as_ref().map(|g| g.array())).collect();
+        let gs: Vec<Option<NDArray>> =
+            out_grads.iter().map(|g| g.as_ref().map(|g| g.array().py_err(py)).transpose()).collect::<PyResult<_>>()?;
         drop(out_grads);
         // Runs the gradient rule of every node of the bound graph: always far more work than the
         // ~100 ns a GIL release costs, whatever the size of the heads (a loss is a scalar). The
@@ -405,7 +408,7 @@ impl PyExecutor {
 
     /// Makes the forward write into these arrays (views of a parent executor's outputs).
     fn share_outputs(&self, py: Python<'_>, outputs: Vec<PyRef<'_, PyNDArray>>) -> PyResult<()> {
-        let arrays: Vec<NDArray> = outputs.iter().map(|a| a.array()).collect();
+        let arrays: Vec<NDArray> = outputs.iter().map(|a| a.array().py_err(py)).collect::<PyResult<_>>()?;
         guarded(py, || self.inner.lock().share_outputs(arrays))
     }
 

@@ -1,6 +1,7 @@
 //! The buffer protocol (`memoryview(x)`): read-only, strided exports of a snapshot. Compiled
 //! only where PyO3 has `Py_buffer` (stable ABI from Python 3.11, or a non-abi3 build).
 
+use crate::errors::IntoPyResult;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
 use std::sync::Arc;
@@ -60,7 +61,7 @@ pub unsafe fn get_buffer(slf: &Bound<'_, PyNDArray>, view: *mut ffi::Py_buffer, 
             "NDArray exports a read-only snapshot; use x.asnumpy() for a writable copy",
         ));
     }
-    let x = slf.get().tracked();
+    let x = slf.get().tracked().py_err(slf.py())?;
     let l = x.layout();
     let c_contig = l.is_contiguous();
     let contiguity_ok = if has(ffi::PyBUF_C_CONTIGUOUS) {
