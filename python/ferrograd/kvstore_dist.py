@@ -54,6 +54,7 @@ class DistKVStore(KVStore):
         self.overlap_backward = os.environ.get("FERROGRAD_DIST_OVERLAP", "1") != "0"
         self._early = {}  # key -> (gradient, array receiving its sum) submitted during backward
         self._pushed_early = {}  # key -> the array pushed for an early-submitted gradient
+        self._sums = {}  # key -> the array early-submitted sums go to
         self.gradients_resent = 0  # early gradients reduced again because they were written
         self.gradients_during_backward = 0  # how many were submitted before backward ended
 
@@ -134,7 +135,10 @@ class DistKVStore(KVStore):
     def _gradient_ready(self, key, grad):
         if key in self._early:
             return  # produced again (grad_req='add', a second backward): the push re-checks it
-        result = nd.empty(grad.shape, dtype=grad.dtype)
+        # the sum's buffer is reused step after step (the previous sum was applied at the pull)
+        result = self._sums.get(key)
+        if result is None or result.shape != grad.shape or result.dtype != grad.dtype:
+            result = self._sums[key] = nd.empty(grad.shape, dtype=grad.dtype)
         self._early[key] = (grad, result)
         self.gradients_during_backward += 1
         self._reducer.submit(key, grad, result)

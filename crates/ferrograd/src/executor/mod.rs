@@ -534,17 +534,16 @@ impl Executor {
     /// final: `end` is one past the backward step that produces it (`n_forward` for one no step
     /// produces, e.g. a head gradient or none at all).
     fn grad_ready_order(&self) -> Vec<(usize, usize)> {
+        // One pass over the backward steps: the step after which each value is final.
+        let mut end_of: HashMap<u32, usize> = HashMap::new();
+        for s in self.n_forward..self.steps.len() {
+            for &v in &self.steps[s].io.outputs {
+                end_of.insert(v, s + 1);
+            }
+        }
         let mut order: Vec<(usize, usize)> = (0..self.args.len())
             .filter(|&i| self.grads[i].is_some())
-            .map(|i| {
-                let end = self.grad_vals[i].and_then(|v| {
-                    (self.n_forward..self.steps.len())
-                        .rev()
-                        .find(|&s| self.steps[s].io.outputs.contains(&v))
-                        .map(|s| s + 1)
-                });
-                (end.unwrap_or(self.n_forward), i)
-            })
+            .map(|i| (self.grad_vals[i].and_then(|v| end_of.get(&v).copied()).unwrap_or(self.n_forward), i))
             .collect();
         order.sort_unstable();
         order

@@ -42,8 +42,9 @@ impl BoxFormat {
     }
 }
 
-/// Intersection over union of two corner boxes; 0 when the union is empty.
-fn iou(a: [f64; 4], b: [f64; 4]) -> f64 {
+/// Intersection over union of two corner boxes (their first four values); 0 when the union is
+/// empty. Shared by every box operator (`box_iou`, `box_nms`, the MultiBox operators).
+pub(crate) fn iou(a: &[f64], b: &[f64]) -> f64 {
     let w = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0);
     let h = (a[3].min(b[3]) - a[1].max(b[1])).max(0.0);
     let inter = w * h;
@@ -102,7 +103,7 @@ impl Op for BoxIou {
             outputs[0].write_out::<T, _>(|o| {
                 for (i, a) in l.iter().enumerate() {
                     for (j, b) in r.iter().enumerate() {
-                        o[i * r.len() + j] = T::from_f64(iou(*a, *b));
+                        o[i * r.len() + j] = T::from_f64(iou(a, b));
                     }
                 }
             })
@@ -209,7 +210,7 @@ impl BoxNms {
         for &i in &order {
             let clear = kept.iter().all(|&j| {
                 let same_class = self.force_suppress || self.id_index < 0 || class(i) == class(j);
-                !(same_class && iou(coord(i), coord(j)) > self.overlap_thresh)
+                !(same_class && iou(&coord(i), &coord(j)) > self.overlap_thresh)
             });
             if clear {
                 kept.push(i);

@@ -134,19 +134,6 @@ impl Op for MultiBoxPrior {
 
 // ---------------------------------------------------------------------------------------------
 
-/// Intersection over union of two corner boxes; 0 when the union is empty.
-fn overlap(a: &[f64], b: &[f64]) -> f64 {
-    let w = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0);
-    let h = (a[3].min(b[3]) - a[1].max(b[1])).max(0.0);
-    let inter = w * h;
-    let union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
-    if union > 0.0 {
-        inter / union
-    } else {
-        0.0
-    }
-}
-
 /// The corner box of offsets `loc` (scaled by `variances`) against the corner anchor `a`.
 fn decode(a: &[f64], loc: &[f64], variances: &[f64], clip: bool) -> [f64; 4] {
     let (aw, ah) = (a[2] - a[0], a[3] - a[1]);
@@ -252,7 +239,10 @@ impl MultiBoxDetection {
                 }
                 for j in i + 1..rows.len() {
                     let rivals = self.force_suppress || rows[i][0] == rows[j][0];
-                    if rows[j][0] >= 0.0 && rivals && overlap(&rows[i][2..], &rows[j][2..]) >= self.nms_threshold {
+                    if rows[j][0] >= 0.0
+                        && rivals
+                        && super::boxes::iou(&rows[i][2..], &rows[j][2..]) >= self.nms_threshold
+                    {
                         rows[j][0] = -1.0;
                     }
                 }

@@ -11,19 +11,6 @@ use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::with_dtype;
 
-/// Intersection over union of two corner boxes; 0 when the union is empty.
-fn overlap(a: &[f64], b: &[f64]) -> f64 {
-    let w = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0);
-    let h = (a[3].min(b[3]) - a[1].max(b[1])).max(0.0);
-    let inter = w * h;
-    let union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
-    if union > 0.0 {
-        inter / union
-    } else {
-        0.0
-    }
-}
-
 /// Overlaps at or below this do not match in the one-to-one stage.
 const MIN_MATCH: f64 = 1e-6;
 
@@ -109,7 +96,8 @@ impl MultiBoxTarget {
     ) -> Targets {
         let gts: Vec<&[f64]> = label.chunks_exact(width).filter(|r| r[0] >= 0.0).collect();
         let anchor = |i: usize| &anchors[i * 4..i * 4 + 4];
-        let ious: Vec<Vec<f64>> = (0..n).map(|i| gts.iter().map(|g| overlap(anchor(i), &g[1..5])).collect()).collect();
+        let ious: Vec<Vec<f64>> =
+            (0..n).map(|i| gts.iter().map(|g| super::boxes::iou(anchor(i), &g[1..5])).collect()).collect();
         let mut matched: Vec<Option<usize>> = vec![None; n];
         // One to one: the best remaining (anchor, box) pair, until every box has an anchor.
         let mut free_gt = vec![true; gts.len()];
