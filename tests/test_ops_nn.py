@@ -227,6 +227,36 @@ def test_samplers_follow_the_seed():
     assert s.shape == (2, 200) and abs(s[1].mean() - 100) < 1
 
 
+def test_max_pooling_2x2_tiles_forward_backward_and_nan_rule():
+    # Kernel 2, stride 2, no padding (its own kernels): odd sizes leave the last row/column out,
+    # the gradient goes to each window's first maximum, ties to the first in row-major order.
+    rs = np.random.RandomState(7)
+    for dtype in (np.float32, np.float64):
+        x = rs.randint(0, 4, size=(2, 3, 7, 9)).astype(dtype)  # small integers: many ties
+        x[0, 0, 0, 0], x[0, 0, 1, 3], x[1, 2, 4, 4] = np.nan, np.nan, np.nan
+        xa = nd.array(x, dtype=dtype)
+        xa.attach_grad()
+        head = rs.randn(2, 3, 3, 4).astype(dtype)
+        with mx.autograd.record():
+            y = nd.Pooling(xa, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        y.backward(nd.array(head, dtype=dtype))
+        want_y = np.zeros((2, 3, 3, 4), dtype)
+        want_dx = np.zeros_like(x)
+        for i in range(3):
+            for j in range(4):
+                win = x[:, :, 2 * i:2 * i + 2, 2 * j:2 * j + 2].reshape(2, 3, 4)
+                for a in range(2):
+                    for c in range(3):
+                        best = 0
+                        for k in range(1, 4):
+                            if win[a, c, k] > win[a, c, best]:
+                                best = k
+                        want_y[a, c, i, j] = win[a, c, best]
+                        want_dx[a, c, 2 * i + best // 2, 2 * j + best % 2] = head[a, c, i, j]
+        np.testing.assert_array_equal(y.asnumpy(), want_y)
+        np.testing.assert_array_equal(xa.grad.asnumpy(), want_dx)
+
+
 def test_max_pooling_nan_rule_and_padded_edges():
     # The window is folded in row-major order from its first element: a NaN there stays the
     # maximum, a later NaN is skipped (what the per-window loop did before the row-wise kernel).

@@ -14,6 +14,7 @@ pub mod pool;
 pub mod reduce;
 pub mod reference;
 pub mod rnn;
+mod rnn_cells;
 pub mod simd;
 pub mod special;
 pub mod unary_binary;

@@ -14,6 +14,7 @@
 use std::ops::{Add, Mul, Neg, Sub};
 
 use crate::matmul::{gemm, GemmElement};
+use crate::rnn_cells as cells;
 use crate::vmath;
 
 /// The recurrence.
@@ -58,11 +59,11 @@ impl RnnFloat for f32 {
 impl RnnFloat for f64 {
     #[inline(always)]
     fn sigmoid(self) -> f64 {
-        1.0 / (1.0 + (-self).exp())
+        vmath::sigmoid_f64(self)
     }
     #[inline(always)]
     fn tanh(self) -> f64 {
-        f64::tanh(self)
+        vmath::tanh_f64(self)
     }
 }
 
@@ -170,6 +171,13 @@ fn time(d: &Dims, dir: usize, k: usize) -> usize {
     }
 }
 
+/// The LSTM cell clipping bounds in `T` (infinite when there is no clipping, which leaves every
+/// value, NaN included, as it is).
+fn clip_bounds<T: RnnFloat>(d: &Dims) -> (T, T) {
+    let (lo, hi) = d.clip.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+    (T::from_f64(lo), T::from_f64(hi))
+}
+
 /// Forward pass. `x`: `(T, N, I)`; `w`: flat parameters; `h0`/`c0`: `(L·D, N, H)` (`c0` for LSTM);
 /// `masks`: dropout masks, already scaled, `mask_size()` elements when `dims.dropout`.
 /// Writes `y` `(T, N, D·H)`, `hy`/`cy` `(L·D, N, H)` and the reserve.
@@ -190,6 +198,8 @@ pub fn forward<T: RnnFloat>(
     let mut gi = vec![T::zero(); d.seq * n * gh];
     let mut step = vec![T::zero(); n * gh];
     let mut c_prev = vec![T::zero(); n * h];
+    let mut h_prev = vec![T::zero(); n * h];
+    let (lo, hi) = clip_bounds::<T>(d);
     for l in 0..d.layers {
         let lr = layer_res(d, l);
         let inp = d.layer_input(l);
@@ -218,64 +228,54 @@ pub fn forward<T: RnnFloat>(
             }
             for k in 0..d.seq {
                 let t = time(d, dir, k);
-                // step = h_prev · W_h2hᵀ + b_h2h (h_prev from h0 or this layer's outputs).
-                let (hp, hp_view) = if k == 0 {
-                    (h0, (s * n * h, h as isize, 1))
+                // The previous state, gathered into one contiguous (N, H) block: h0 or this
+                // layer's outputs at the previous step.
+                if k == 0 {
+                    h_prev.copy_from_slice(&h0[s * n * h..(s + 1) * n * h]);
                 } else {
-                    let tp = time(d, dir, k - 1);
-                    (&*res, (lr.y.start - base + tp * n * dh + dir * h, dh as isize, 1))
-                };
-                gemm(n, gh, h, hp, hp_view, w, (wh, 1, h as isize), &mut step, false);
-                let g_at = lr.gates[dir].start - base + t * n * gh;
-                let e_at = lr.extra[dir].start - base + t * n * h;
-                let y_at = lr.y.start - base + t * n * dh + dir * h;
+                    let at = lr.y.start - base + time(d, dir, k - 1) * n * dh + dir * h;
+                    for (b, row) in h_prev.chunks_exact_mut(h).enumerate() {
+                        row.copy_from_slice(&res[at + b * dh..at + b * dh + h]);
+                    }
+                }
+                // step = h_prev · W_h2hᵀ (b_h2h is added by the cell kernels).
+                gemm(n, gh, h, &h_prev, (0, h as isize, 1), w, (wh, 1, h as isize), &mut step, false);
+                // This direction's regions of the reserve: outputs, then gates and extra.
+                let (ys, tail) = res.split_at_mut(lr.gates[dir].start - base);
+                let (gates, tail) = tail.split_at_mut(lr.gates[dir].len());
+                let extra = &mut tail[..lr.extra[dir].len()];
+                let bias = &w[bh..bh + gh];
                 for b in 0..n {
                     let gi_row = &gi[(t * n + b) * gh..(t * n + b + 1) * gh];
-                    let st = &mut step[b * gh..(b + 1) * gh];
-                    for (v, &bb) in st.iter_mut().zip(&w[bh..bh + gh]) {
-                        *v = *v + bb;
-                    }
-                    for j in 0..h {
-                        let hn = match d.mode {
-                            Mode::Relu | Mode::Tanh => {
-                                let a = gi_row[j] + st[j];
-                                let v = if d.mode == Mode::Tanh {
-                                    a.tanh()
-                                } else if a > T::zero() {
-                                    a
-                                } else {
-                                    T::zero()
-                                };
-                                res[g_at + b * gh + j] = v;
-                                v
-                            }
-                            Mode::Lstm => {
-                                let i = (gi_row[j] + st[j]).sigmoid();
-                                let f = (gi_row[h + j] + st[h + j]).sigmoid();
-                                let g = (gi_row[2 * h + j] + st[2 * h + j]).tanh();
-                                let o = (gi_row[3 * h + j] + st[3 * h + j]).sigmoid();
-                                let gr = &mut res[g_at + b * gh..];
-                                (gr[j], gr[h + j], gr[2 * h + j], gr[3 * h + j]) = (i, f, g, o);
-                                let mut c = f * c_prev[b * h + j] + i * g;
-                                if let Some((lo, hi)) = d.clip {
-                                    c = T::from_f64(c.to_f64().clamp(lo, hi));
-                                }
-                                c_prev[b * h + j] = c;
-                                res[e_at + b * h + j] = c;
-                                o * c.tanh()
-                            }
-                            Mode::Gru => {
-                                let r = (gi_row[j] + st[j]).sigmoid();
-                                let z = (gi_row[h + j] + st[h + j]).sigmoid();
-                                let nn = (gi_row[2 * h + j] + r * st[2 * h + j]).tanh();
-                                let gr = &mut res[g_at + b * gh..];
-                                (gr[j], gr[h + j], gr[2 * h + j]) = (r, z, nn);
-                                res[e_at + b * h + j] = st[2 * h + j];
-                                let hpv = if k == 0 { h0[s * n * h + b * h + j] } else { res[hp_view.0 + b * dh + j] };
-                                (T::one() - z) * nn + z * hpv
-                            }
-                        };
-                        res[y_at + b * dh + j] = hn;
+                    let st = &step[b * gh..(b + 1) * gh];
+                    let g_row = &mut gates[(t * n + b) * gh..(t * n + b + 1) * gh];
+                    let y_at = lr.y.start - base + t * n * dh + b * dh + dir * h;
+                    let y_row = &mut ys[y_at..y_at + h];
+                    let e_row = (t * n + b) * h..(t * n + b + 1) * h;
+                    match d.mode {
+                        Mode::Relu | Mode::Tanh => {
+                            cells::simple_forward(gi_row, st, bias, d.mode == Mode::Tanh, g_row, y_row)
+                        }
+                        Mode::Lstm => cells::lstm_forward(
+                            gi_row,
+                            st,
+                            bias,
+                            lo,
+                            hi,
+                            &mut c_prev[b * h..(b + 1) * h],
+                            g_row,
+                            &mut extra[e_row],
+                            y_row,
+                        ),
+                        Mode::Gru => cells::gru_forward(
+                            gi_row,
+                            st,
+                            bias,
+                            &h_prev[b * h..(b + 1) * h],
+                            g_row,
+                            &mut extra[e_row],
+                            y_row,
+                        ),
                     }
                 }
             }
@@ -333,6 +333,8 @@ pub fn backward<T: RnnFloat>(
     let mut dh_next = vec![T::zero(); n * h];
     let mut dc_next = vec![T::zero(); n * h];
     let mut dh_rec = vec![T::zero(); n * h];
+    let zeros = vec![T::zero(); h];
+    let (lo, hi) = clip_bounds::<T>(d);
     // Gradient w.r.t. the current layer's output sequence.
     let mut dy_l: Vec<T> = dy.to_vec();
     dw.fill(T::zero());
@@ -363,82 +365,68 @@ pub fn backward<T: RnnFloat>(
             }
             for k in (0..d.seq).rev() {
                 let t = time(d, dir, k);
-                let hp = |b: usize, j: usize| {
+                let hp_at = |b: usize| {
                     if k == 0 {
-                        h0[st.start + b * h + j]
+                        &h0[st.start + b * h..st.start + (b + 1) * h]
                     } else {
-                        y[time(d, dir, k - 1) * n * dh + b * dh + dir * h + j]
+                        let at = time(d, dir, k - 1) * n * dh + b * dh + dir * h;
+                        &y[at..at + h]
                     }
                 };
                 for b in 0..n {
-                    let gr = &gates[(t * n + b) * gh..(t * n + b + 1) * gh];
-                    let (dgi_r, dgh_r) = ((t * n + b) * gh, (t * n + b) * gh);
-                    for j in 0..h {
-                        let dht = dy_l[t * n * dh + b * dh + dir * h + j] + dh_next[b * h + j];
-                        match d.mode {
-                            Mode::Relu | Mode::Tanh => {
-                                let v = gr[j];
-                                let da = if d.mode == Mode::Tanh {
-                                    dht * (T::one() - v * v)
-                                } else if v > T::zero() {
-                                    dht
-                                } else {
-                                    T::zero()
-                                };
-                                dgi[dgi_r + j] = da;
-                                dh_rec[b * h + j] = T::zero();
-                            }
-                            Mode::Lstm => {
-                                let (i, f, g, o) = (gr[j], gr[h + j], gr[2 * h + j], gr[3 * h + j]);
-                                let c = extra[(t * n + b) * h + j];
-                                let cp = if k == 0 {
-                                    c0.map_or(T::zero(), |c0| c0[st.start + b * h + j])
-                                } else {
-                                    extra[(time(d, dir, k - 1) * n + b) * h + j]
-                                };
-                                let tc = c.tanh();
-                                let mut dc = dc_next[b * h + j] + dht * o * (T::one() - tc * tc);
-                                if let Some((lo, hi)) = d.clip {
-                                    // A clipped cell passes no gradient back into its update.
-                                    let raw = (f * cp + i * g).to_f64();
-                                    if raw < lo || raw > hi {
-                                        dc = T::zero();
-                                    }
-                                }
-                                let da = &mut dgi[dgi_r..dgi_r + gh];
-                                da[j] = dc * g * i * (T::one() - i);
-                                da[h + j] = dc * cp * f * (T::one() - f);
-                                da[2 * h + j] = dc * i * (T::one() - g * g);
-                                da[3 * h + j] = dht * tc * o * (T::one() - o);
-                                dc_next[b * h + j] = dc * f;
-                                dh_rec[b * h + j] = T::zero();
-                            }
-                            Mode::Gru => {
-                                let (r, z, nn) = (gr[j], gr[h + j], gr[2 * h + j]);
-                                let hn = extra[(t * n + b) * h + j];
-                                let hpv = hp(b, j);
-                                let dn = dht * (T::one() - z);
-                                let dz = dht * (hpv - nn);
-                                let dan = dn * (T::one() - nn * nn);
-                                let dr = dan * hn;
-                                let dar = dr * r * (T::one() - r);
-                                let daz = dz * z * (T::one() - z);
-                                dgi[dgi_r + j] = dar;
-                                dgi[dgi_r + h + j] = daz;
-                                dgi[dgi_r + 2 * h + j] = dan;
-                                dgh[dgh_r + j] = dar;
-                                dgh[dgh_r + h + j] = daz;
-                                dgh[dgh_r + 2 * h + j] = dan * r;
-                                dh_rec[b * h + j] = dht * z;
-                            }
+                    let row = (t * n + b) * gh..(t * n + b + 1) * gh;
+                    let gr = &gates[row.clone()];
+                    let dy_at = t * n * dh + b * dh + dir * h;
+                    let dy_row = &dy_l[dy_at..dy_at + h];
+                    let dh_row = &dh_next[b * h..(b + 1) * h];
+                    // LSTM cells or GRU `h·W_hn + b_hn` (empty for the vanilla modes).
+                    let e_row = extra.get((t * n + b) * h..(t * n + b + 1) * h).unwrap_or(&[]);
+                    match d.mode {
+                        Mode::Relu | Mode::Tanh => cells::simple_backward(
+                            gr,
+                            dy_row,
+                            dh_row,
+                            d.mode == Mode::Tanh,
+                            &mut dgi[row.start..row.start + h],
+                        ),
+                        Mode::Lstm => {
+                            let cp: &[T] = if k == 0 {
+                                c0.map_or(&zeros[..], |c0| &c0[st.start + b * h..st.start + (b + 1) * h])
+                            } else {
+                                let at = (time(d, dir, k - 1) * n + b) * h;
+                                &extra[at..at + h]
+                            };
+                            cells::lstm_backward(
+                                gr,
+                                e_row,
+                                cp,
+                                dy_row,
+                                dh_row,
+                                lo,
+                                hi,
+                                &mut dc_next[b * h..(b + 1) * h],
+                                &mut dgi[row],
+                            )
                         }
+                        Mode::Gru => cells::gru_backward(
+                            gr,
+                            e_row,
+                            hp_at(b),
+                            dy_row,
+                            dh_row,
+                            &mut dgi[row.clone()],
+                            &mut dgh[row],
+                            &mut dh_rec[b * h..(b + 1) * h],
+                        ),
                     }
                 }
                 // dh_prev = dA_h · W_h2h (+ the direct path, GRU's z ⊙ dh).
                 let da_h: &[T] = if d.mode == Mode::Gru { &dgh } else { &dgi };
                 gemm(n, h, gh, da_h, (t * n * gh, gh as isize, 1), w, (wh, h as isize, 1), &mut dh_next, false);
-                for (a, &b) in dh_next.iter_mut().zip(&dh_rec) {
-                    *a = *a + b;
+                if d.mode == Mode::Gru {
+                    for (a, &b) in dh_next.iter_mut().zip(&dh_rec) {
+                        *a = *a + b;
+                    }
                 }
             }
             dh0[st.clone()].copy_from_slice(&dh_next);

@@ -287,27 +287,42 @@ pub(crate) fn attr_value(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
         }
     }
     if v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>() {
-        if let Ok(t) = v.extract::<Vec<i64>>() {
-            return Ok(AttrValue::Tuple(t));
-        }
-        // Floats (`multi_sgd_update`'s `lrs`): MXNet's string form, each float as Python writes it.
-        if v.try_iter()?.any(|e| e.is_ok_and(|e| e.is_instance_of::<pyo3::types::PyFloat>())) {
-            let parts: Vec<String> =
-                v.try_iter()?.map(|e| e.and_then(|e| e.repr()?.extract())).collect::<PyResult<_>>()?;
-            let comma = if parts.len() == 1 { "," } else { "" };
-            return Ok(AttrValue::Str(format!("({}{comma})", parts.join(", "))));
-        }
-        // Entries may be None (slice's open ends): MXNet's string form `(1, None)`.
-        let parts: Vec<Option<i64>> = v.extract()?;
-        let text: Vec<String> = parts.iter().map(|p| p.map_or("None".into(), |d| d.to_string())).collect();
-        let comma = if text.len() == 1 { "," } else { "" };
-        return Ok(AttrValue::Str(format!("({}{comma})", text.join(", "))));
+        return sequence_value(v);
     }
     // dtype-like objects (np.float32, np.dtype('f4')).
     if let Ok(dt) = crate::convert::dtype_from_py(v) {
         return Ok(AttrValue::Str(dt.name().to_string()));
     }
     Err(pyo3::exceptions::PyTypeError::new_err(format!("unsupported parameter value {}", v.repr()?)))
+}
+
+/// A tuple or list parameter, classified in one pass over its items (a failed whole-sequence
+/// extraction costs microseconds, a lot for a per-sample transform's call): integers make a
+/// tuple; floats (`multi_sgd_update`'s `lrs`, `normalize`'s `mean`) and `None` entries (slice's
+/// open ends) MXNet's string form, each float as Python writes it.
+fn sequence_value(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
+    let items: Vec<Bound<'_, PyAny>> = v.try_iter()?.collect::<PyResult<_>>()?;
+    let is_int =
+        |e: &Bound<'_, PyAny>| e.is_instance_of::<pyo3::types::PyInt>() && !e.is_instance_of::<pyo3::types::PyBool>();
+    if items.iter().all(is_int) {
+        return Ok(AttrValue::Tuple(items.iter().map(|e| e.extract()).collect::<PyResult<_>>()?));
+    }
+    let mut parts = Vec::with_capacity(items.len());
+    for e in &items {
+        if e.is_none() {
+            parts.push("None".to_string());
+        } else if e.is_instance_of::<pyo3::types::PyFloat>() {
+            parts.push(e.repr()?.extract()?);
+        } else {
+            // Integer-like objects (NumPy integers) print as integers.
+            parts.push(e.extract::<i64>()?.to_string());
+        }
+    }
+    if !items.iter().any(|e| e.is_instance_of::<pyo3::types::PyFloat>()) && items.iter().all(|e| !e.is_none()) {
+        return Ok(AttrValue::Tuple(items.iter().map(|e| e.extract()).collect::<PyResult<_>>()?));
+    }
+    let comma = if parts.len() == 1 { "," } else { "" };
+    Ok(AttrValue::Str(format!("({}{comma})", parts.join(", "))))
 }
 
 /// A parameter default as a Python value.

@@ -25,7 +25,7 @@ globals().update({k: v for k, v in make_ops().items() if k.isidentifier()})
 _fluent.attach(NDArray)
 
 # These use the ops above.
-from . import _internal, _methods, contrib, linalg, ndarray, sparse  # noqa: E402, F401
+from . import _internal, _methods, contrib, image, linalg, ndarray, sparse  # noqa: E402, F401
 from .ndarray import (  # noqa: E402
     concatenate,
     fill_element_0index,

@@ -8,6 +8,7 @@ from .._ferrograd import NDArray as NDArray
 
 from . import contrib as contrib
 from . import contrib_flow as contrib_flow
+from . import image as image
 from . import linalg as linalg
 from . import ndarray as ndarray
 from . import random as random
@@ -575,6 +576,19 @@ def _hypot_scalar(
 ) -> Any: ...
 def _identity_with_attr_like_rhs(
     lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _image_flip_left_right(
+    data: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _image_flip_top_bottom(
+    data: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _image_normalize(
+    data: NDArray, mean: tuple[float, ...] = ..., std: tuple[float, ...] = ..., *,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _image_to_tensor(
+    data: NDArray, *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _lesser(
     lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,

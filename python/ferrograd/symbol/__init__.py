@@ -103,7 +103,7 @@ def full(shape, val, dtype=None, **kwargs):
 
 
 __all__ += ["zeros", "ones", "full"]
-from . import _internal, linalg, sparse  # noqa: E402, F401 - mx.sym._internal; needs _OPS
+from . import _internal, image, linalg, sparse  # noqa: E402, F401 - mx.sym._internal; needs _OPS
 
 # MXNet's contrib names of ops registered under their plain names.
 contrib.CTCLoss, contrib.ctc_loss = _OPS["CTCLoss"], _OPS["ctc_loss"]

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from .symbol import Symbol as Symbol
 
 from . import contrib as contrib
+from . import image as image
 from . import linalg as linalg
 from . import random as random
 from . import sparse as sparse
@@ -620,6 +621,19 @@ def _hypot_scalar(
 def _identity_with_attr_like_rhs(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _image_flip_left_right(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _image_flip_top_bottom(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _image_normalize(
+    data: Symbol | None = ..., mean: tuple[float, ...] = ..., std: tuple[float, ...] = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _image_to_tensor(
+    data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _lesser(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,

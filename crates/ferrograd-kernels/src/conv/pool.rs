@@ -4,6 +4,7 @@
 use super::{for_plane_chunks, Geom};
 use crate::element::Element;
 use crate::par::Cost;
+use crate::simd_dispatch;
 
 /// Float element types the pooling kernels run on.
 pub trait PoolFloat:
@@ -101,6 +102,68 @@ fn argmax<T: PoolFloat>(x: &[T], g: &Geom, lo: [usize; 3], hi: [usize; 3]) -> Op
 /// A 2-D (or 1-D) problem: no depth axis, so windows are rows of one plane.
 fn is_2d(g: &Geom) -> bool {
     g.inp[0] == 1 && g.out[0] == 1 && g.k[0] == 1 && g.p[0] == 0
+}
+
+/// 2-D pooling whose windows tile the input in disjoint 2×2 squares (kernel 2, stride 2, no
+/// padding, every window inside the input): the most common max pooling, with its own kernels.
+fn is_2x2_tiling(g: &Geom) -> bool {
+    is_2d(g)
+        && g.k[1..] == [2, 2]
+        && g.s[1..] == [2, 2]
+        && g.p[1..] == [0, 0]
+        && 2 * g.out[1] <= g.inp[1]
+        && 2 * g.out[2] <= g.inp[2]
+}
+
+/// The first maximum of `[a, b, c, d]` in that order, as its index: a NaN first element stays the
+/// maximum, later NaNs are skipped (the rule of the general kernels).
+#[inline(always)]
+fn first_max4<T: PoolFloat>(a: T, b: T, c: T, d: T) -> (T, usize) {
+    let (mut m, mut i) = (a, 0);
+    if b > m {
+        (m, i) = (b, 1);
+    }
+    if c > m {
+        (m, i) = (c, 2);
+    }
+    if d > m {
+        (m, i) = (d, 3);
+    }
+    (m, i)
+}
+
+simd_dispatch! {
+    /// One output row of 2×2/stride-2 max pooling from its two input rows.
+    pub fn max2x2_row<T>(top: &[T], bottom: &[T], out: &mut [T])
+    where { T: PoolFloat }
+    {
+        let n = out.len();
+        let (top, bottom) = (&top[..2 * n], &bottom[..2 * n]);
+        for o in 0..n {
+            out[o] = first_max4(top[2 * o], top[2 * o + 1], bottom[2 * o], bottom[2 * o + 1]).0;
+        }
+    }
+}
+
+simd_dispatch! {
+    /// The gradient of [`max2x2_row`]: each output gradient goes to its window's first maximum
+    /// (windows are disjoint, so every input receives at most one).
+    pub fn max2x2_row_backward<T>(top: &[T], bottom: &[T], gy: &[T], dtop: &mut [T], dbottom: &mut [T])
+    where { T: PoolFloat }
+    {
+        let n = gy.len();
+        let (top, bottom) = (&top[..2 * n], &bottom[..2 * n]);
+        let (dtop, dbottom) = (&mut dtop[..2 * n], &mut dbottom[..2 * n]);
+        for o in 0..n {
+            let (_, i) = first_max4(top[2 * o], top[2 * o + 1], bottom[2 * o], bottom[2 * o + 1]);
+            let g = gy[o];
+            let z = T::zero();
+            dtop[2 * o] = if i == 0 { g } else { z };
+            dtop[2 * o + 1] = if i == 1 { g } else { z };
+            dbottom[2 * o] = if i == 2 { g } else { z };
+            dbottom[2 * o + 1] = if i == 3 { g } else { z };
+        }
+    }
 }
 
 /// A 2-D window: rows `y`, columns `x` (half-open, clamped to the input), and its extent inside
@@ -232,6 +295,12 @@ fn fold_row<T: PoolFloat>(g: &Geom, max: bool, first: bool, row: &[T], out: &mut
 /// a NaN first element stays the maximum, later NaNs are skipped.
 fn pool_plane_2d<T: PoolFloat>(g: &Geom, kind: PoolKind, xs: &[T], ys: &mut [T]) {
     let (w, ow) = (g.inp[2], g.out[2]);
+    if kind == PoolKind::Max && is_2x2_tiling(g) {
+        for (yo, out) in ys.chunks_mut(ow).enumerate() {
+            max2x2_row(&xs[2 * yo * w..][..w], &xs[(2 * yo + 1) * w..][..w], out);
+        }
+        return;
+    }
     let max = kind == PoolKind::Max;
     let inner = interior_columns(g);
     for (yo, out) in ys.chunks_mut(ow).enumerate() {
@@ -320,6 +389,14 @@ pub fn pool_max_backward<T: PoolFloat>(g: &Geom, gy: &[T], x: &[T], dx: &mut [T]
     for_plane_chunks(dx, ip, plane_work(g), Cost::Read, |first, dxs| {
         for (j, ds) in dxs.chunks_mut(ip).enumerate() {
             let (gs, xs) = (&gy[(first + j) * op..][..op], &x[(first + j) * ip..][..ip]);
+            if is_2x2_tiling(g) {
+                let (w, ow) = (g.inp[2], g.out[2]);
+                for (yo, gr) in gs.chunks(ow).enumerate() {
+                    let (top, bottom) = ds[2 * yo * w..(2 * yo + 2) * w].split_at_mut(w);
+                    max2x2_row_backward(&xs[2 * yo * w..][..w], &xs[(2 * yo + 1) * w..][..w], gr, top, bottom);
+                }
+                continue;
+            }
             if is_2d(g) {
                 for_windows_2d(g, |o, win| {
                     if !is_empty_2d(win) {

@@ -44,6 +44,7 @@ pub mod finite;
 pub mod grad;
 pub mod histogram;
 pub mod im2col;
+pub mod image;
 pub mod indexing;
 pub mod join;
 pub mod layout;

@@ -74,6 +74,7 @@ const MODULES: &[&[OpDef]] = &[
     super::roi::DEFS,
     super::correlation::DEFS,
     super::box_codec::DEFS,
+    super::image::DEFS,
     super::multibox::DEFS,
     super::multibox_target::DEFS,
 ];

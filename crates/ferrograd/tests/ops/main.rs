@@ -16,6 +16,7 @@ mod forward_reduce;
 mod forward_shape;
 mod grad;
 mod gradcheck;
+mod image_cases;
 mod input_delta;
 mod linalg20_cases;
 mod nn_cases;

@@ -8,6 +8,7 @@ use crate::compat_cases as cg;
 use crate::contrib_cases as ct;
 use crate::detect_cases as dt;
 use crate::elem_extra_cases as ee;
+use crate::image_cases as im;
 use crate::linalg20_cases as la;
 use crate::ops20_cases as o20;
 use crate::optim_cases as op;
@@ -513,6 +514,11 @@ table! {
     "_linalg_det" => matmul, none, la::forward, Some(la::grad);
     "_linalg_slogdet" => matmul, none, la::forward, Some(la::grad);
     "_linalg_syevd" => matmul, none, la::forward, Some(la::grad);
+    // nd.image
+    "_image_to_tensor" => shape_more, none, im::forward, Some(im::grad);
+    "_image_normalize" => shape_more, im::normalize_p, im::forward, Some(im::grad);
+    "_image_flip_left_right" => shape_more, none, im::forward, Some(im::grad);
+    "_image_flip_top_bottom" => shape_more, none, im::forward, Some(im::grad);
     // ops20
     "SequenceMask" => shape_more, o20_seq, o20::sequence, Some(o20::sequence_grad);
     "SequenceLast" => shape_more, o20_seq, o20::sequence, Some(o20::sequence_grad);

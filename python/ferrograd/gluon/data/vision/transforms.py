@@ -85,61 +85,33 @@ class Cast(_ArrayTransform):
         return F.cast(x, self._dtype)
 
 
-def _hwc_to_chw(F, x):
-    # Two swaps move the last axis to the third from last: HWC -> CHW and NHWC -> NCHW alike.
-    return F.swapaxes(F.swapaxes(x, dim1=-1, dim2=-3), dim1=-1, dim2=-2)
-
-
 class ToTensor(_ArrayTransform):
-    """HWC (or NHWC) values in [0, 255] to CHW (NCHW) float32 in [0, 1]."""
+    """HWC (or NHWC) values in [0, 255] to CHW (NCHW) float32 in [0, 1] (``image.to_tensor``,
+    one pass)."""
 
     def hybrid_forward(self, F, x):
-        if F is nd:
-            _check_image("ToTensor", x)
-            axes = (2, 0, 1) if x.ndim == 3 else (0, 3, 1, 2)
-            return nd.transpose(x.astype("float32") / 255.0, axes=axes)
-        return _hwc_to_chw(F, F.cast(x, "float32") / 255.0)
+        return F.image.to_tensor(x)
 
 
 class Normalize(_ArrayTransform):
     """``(x - mean[c]) / std[c]`` per channel of a CHW (or NCHW) tensor; ``mean``/``std`` are
-    numbers or one value per channel."""
+    numbers or one value per channel (``image.normalize``, one pass). With single numbers it
+    also takes tensors of other ranks."""
 
     def __init__(self, mean=0.0, std=1.0):
         super().__init__()
         self._mean = mean
         self._std = std
-        self._mean_np = np.asarray(mean, dtype=np.float64).ravel()
-        self._std_np = np.asarray(std, dtype=np.float64).ravel()
-        self._per_channel = {}    # (channels, dtype) -> (mean, std) NDArrays shaped (C, 1, 1)
+        # The op's keywords, made once: single values as numbers (cheaper to pass than tuples).
+        self._kwargs = {k: vals[0] if len(vals) == 1 else vals for k, vals in (
+            ("mean", tuple(float(v) for v in np.asarray(mean, dtype=np.float64).ravel())),
+            ("std", tuple(float(v) for v in np.asarray(std, dtype=np.float64).ravel())))}
+        self._scalar = not any(isinstance(v, tuple) for v in self._kwargs.values())
 
     def hybrid_forward(self, F, x):
-        if self._mean_np.size == 1 and self._std_np.size == 1:
-            return (x - float(self._mean_np[0])) / float(self._std_np[0])
-        if F is nd:
-            return self._normalize_nd(x)
-        # Symbols: the channel count comes from mean/std; split, scale, join.
-        channels = max(self._mean_np.size, self._std_np.size)
-        mean = np.broadcast_to(self._mean_np, (channels,))
-        std = np.broadcast_to(self._std_np, (channels,))
-        parts = F.split(x, num_outputs=channels, axis=-3)
-        return F.concat(*[(parts[c] - float(mean[c])) / float(std[c]) for c in range(channels)],
-                        dim=-3)
-
-    def _normalize_nd(self, x):
-        _check_image("Normalize", x)
-        channels = x.shape[-3]
-        key = (channels, np.dtype(x.dtype).str)
-        if key not in self._per_channel:
-            if {self._mean_np.size, self._std_np.size} - {1, channels}:
-                raise ValueError(f"Normalize: mean {self._mean} and std {self._std} must have 1 "
-                                 f"or {channels} values for an input of shape {x.shape}")
-            shape = (channels, 1, 1)
-            mean = np.broadcast_to(self._mean_np, (channels,)).reshape(shape)
-            std = np.broadcast_to(self._std_np, (channels,)).reshape(shape)
-            self._per_channel[key] = (nd.array(mean, dtype=x.dtype), nd.array(std, dtype=x.dtype))
-        mean, std = self._per_channel[key]
-        return nd.broadcast_div(nd.broadcast_sub(x, mean), std)
+        if self._scalar and (F is not nd or x.ndim not in (3, 4)):
+            return (x - self._kwargs["mean"]) / self._kwargs["std"]
+        return F.image.normalize(x, **self._kwargs)
 
 
 def _resize_np(img, width, height, interpolation):
@@ -280,25 +252,25 @@ class RandomResizedCrop(Block):
 
 
 class _RandomFlip(_ImperativeTransform):
-    _axis_from_end = None
+    _flip = None  # the nd.image flip op's name
 
     def _apply(self, x):
         _check_image(type(self).__name__, x)
         if random.random() < 0.5:
-            return nd.flip(x, axis=x.ndim - self._axis_from_end)
+            return getattr(nd.image, self._flip)(x)
         return x
 
 
 class RandomFlipLeftRight(_RandomFlip):
     """Mirrors the image horizontally with probability 0.5."""
 
-    _axis_from_end = 2
+    _flip = "flip_left_right"
 
 
 class RandomFlipTopBottom(_RandomFlip):
     """Flips the image vertically with probability 0.5."""
 
-    _axis_from_end = 3
+    _flip = "flip_top_bottom"
 
 
 _GRAY = np.array([0.299, 0.587, 0.114], dtype=np.float32)
