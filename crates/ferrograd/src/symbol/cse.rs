@@ -20,7 +20,8 @@ use crate::ops::OpRef;
 type Signature = (&'static str, Vec<(String, String)>, Vec<(usize, usize)>);
 
 fn mergeable(op: &OpRef) -> bool {
-    !op.is_random() && op.aux_names().is_empty()
+    // Control-flow nodes differ by their subgraphs, which the signature does not hold.
+    !op.is_random() && op.aux_names().is_empty() && op.subgraphs().is_empty()
 }
 
 impl Symbol {
