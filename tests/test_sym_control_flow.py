@@ -6,6 +6,7 @@ and against the NDArray forms under autograd, inference through the bodies, the 
 ``F.contrib.foreach``, and the errors for malformed bodies."""
 
 import json
+import os
 
 import ferrograd as mx
 import numpy as np
@@ -373,6 +374,32 @@ def test_mxnet_written_foreach_json_loads_and_runs():
     np.testing.assert_allclose(state, cur, rtol=1e-12)
 
 
+def _mxnet_cases():
+    path = os.path.join(os.path.dirname(__file__), "fixtures", "mxnet_control_flow.json")
+    with open(path) as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("case", _mxnet_cases(), ids=lambda c: c["name"])
+def test_graphs_mxnet_wrote_give_mxnets_values_and_gradients(case):
+    graph = sym.load_json(case["json"])
+    dtype = case["dtype"]
+    args = {k: nd.array(np.array(v), dtype=dtype) for k, v in case["inputs"].items()}
+    grads = {k: nd.zeros(a.shape, dtype=dtype) for k, a in args.items()}
+    exe = graph.bind(mx.cpu(), args=args, args_grad=grads)
+    outs = exe.forward(is_train=True)
+    exe.backward([nd.array(np.array(h), dtype=dtype) for h in case["heads"]])
+    tol = {"rtol": 1e-10, "atol": 1e-12} if dtype == "float64" else {"rtol": 1e-5, "atol": 1e-6}
+    for j, (got, want) in enumerate(zip(outs, case["outputs"], strict=True)):
+        got, want = got.asnumpy(), np.array(want)
+        if "steps" in case and j == 0:  # MXNet's padding rows are uninitialised
+            np.testing.assert_array_equal(got[case["steps"]:], 0)
+            got, want = got[:case["steps"]], want[:case["steps"]]
+        np.testing.assert_allclose(got, want, **tol)
+    for k, want in case["grads"].items():
+        np.testing.assert_allclose(grads[k].asnumpy(), np.array(want), **tol, err_msg=k)
+
+
 # -- Gluon -----------------------------------------------------------------------------------
 
 
@@ -492,6 +519,13 @@ def test_loop_states_that_change_shape_are_refused_at_inference():
                                       [sym.var("i")], max_iterations=3)
     with pytest.raises(MXNetError, match=r"loop variable 0 of shape \(1,\) into shape \(2,\)"):
         final[0].infer_shape(i=(1,))
+    wide = sym.contrib.cond(sym.var("p"), lambda: sym.var("a") * 2, lambda: sym.var("a") * 3)
+    with pytest.raises(MXNetError, match=r"_cond: pred must give one element, got shape \(2,\)"):
+        wide.infer_shape(p=(2,), a=(2,))
+    _, final = sym.contrib.while_loop(lambda v: v > 0, lambda v: (None, v - 1), sym.var("v"),
+                                      max_iterations=3)
+    with pytest.raises(MXNetError, match=r"_while_loop: cond must give one element"):
+        final.infer_shape(v=(3,))
     with pytest.raises(MXNetError, match="same length along axis 0"):
         two, _ = sym.contrib.foreach(lambda xs, st: (xs[0] + xs[1], st), [sym.var("a"),
                                                                            sym.var("b")],
