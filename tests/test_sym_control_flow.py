@@ -531,3 +531,19 @@ def test_loop_states_that_change_shape_are_refused_at_inference():
                                                                            sym.var("b")],
                                      [sym.var("s")])
         two.infer_shape(a=(3, 2), b=(4, 2), s=(2,))
+
+
+def test_malformed_control_flow_json_is_refused_with_the_node_named():
+    graph = json.loads(MXNET_FOREACH_JSON)
+    node = graph["nodes"][3]
+    no_body = json.loads(json.dumps(graph))
+    del no_body["nodes"][3]["subgraphs"]
+    with pytest.raises(MXNetError, match="node '_foreach0' \\(_foreach\\) has no 'subgraphs'"):
+        sym.load_json(json.dumps(no_body))
+    node["attrs"]["in_data_locs"] = "[7]"
+    with pytest.raises(MXNetError, match="in_data_locs.*outside the 3 body inputs"):
+        sym.load_json(json.dumps(graph))
+    node["attrs"]["in_data_locs"] = "[0]"
+    node["attrs"]["num_outputs"] = "3"
+    with pytest.raises(MXNetError, match="the body gives 2 outputs"):
+        sym.load_json(json.dumps(graph))
