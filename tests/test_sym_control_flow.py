@@ -119,6 +119,20 @@ def test_foreach_list_outputs_and_multiple_data_keep_their_nesting():
     np.testing.assert_allclose(got[3], t * 8, rtol=1e-12)
 
 
+def test_multi_output_symbols_count_as_lists_of_their_outputs():
+    halves = sym.split(sym.var("d"), num_outputs=2, axis=1)
+    outs, states = sym.contrib.foreach(
+        lambda x, st: (sym.split(x[0] + x[1] + st[0], num_outputs=2, axis=1), [st[0] * 2]),
+        halves, [sym.var("s")])
+    assert isinstance(outs, list) and len(outs) == 2
+    d, s = RNG.standard_normal((3, 2, 2)), RNG.standard_normal((1, 2))
+    got = _forward(sym.Group(outs + states), {"d": d, "s": s})
+    rows = d[:, 0] + d[:, 1] + s * 2.0 ** np.arange(3)[:, None]
+    np.testing.assert_allclose(got[0], rows[:, None, :1], rtol=1e-12)
+    np.testing.assert_allclose(got[1], rows[:, None, 1:], rtol=1e-12)
+    np.testing.assert_allclose(got[2], s * 8, rtol=1e-12)
+
+
 def test_foreach_gradients_match_finite_differences_and_the_ndarray_form():
     outs, states = _rnn_symbol()
     group = sym.Group([outs] + states)

@@ -20,9 +20,12 @@ _SCOPE_COUNTS = Counter()
 
 def _flatten(value, what):
     """``(flat list of Symbols, format)`` of a Symbol or a nested list/tuple of Symbols; the
-    format (0 for a single Symbol, else a list of formats) rebuilds the nesting."""
+    format (0 for a single Symbol, else a list of formats) rebuilds the nesting. A symbol of
+    several outputs (a ``Group``, ``split``) counts as the list of its outputs."""
     if isinstance(value, Symbol):
-        return [value], 0
+        if len(value) == 1:
+            return [value], 0
+        value = list(value)
     if not isinstance(value, (list, tuple)):
         raise AssertionError(f"{what} must be (nested) list of Symbol, but got {value!r} of type "
                              f"{type(value)}")
