@@ -222,11 +222,6 @@ def test_while_loop_pads_with_zeros_and_cond():
     np.testing.assert_array_equal(pick.asnumpy(), [0, 0])
 
 
-def test_symbolic_control_flow_is_refused_clearly():
-    with pytest.raises(NotImplementedError, match="nd.contrib.foreach"):
-        mx.sym.contrib.foreach(lambda d, s: (d, s), mx.sym.var("x"), [mx.sym.var("s")])
-
-
 def test_straight_through_estimators_and_gradient_multiplier():
     # MXNet 1.9.1 prints y = [-6, 6, -6, 6, 9, 3, -3] and x.grad = 1.5 everywhere here.
     x = nd.array([-1.5, 1.5, -1.9, 1.9, 2.7, 0.5, -0.5])

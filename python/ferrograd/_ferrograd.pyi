@@ -605,5 +605,16 @@ def _sym_group(symbols: Sequence[_Symbol]) -> _Symbol:
     """Several symbols' outputs as one symbol."""
 
 
+def _sym_cut_subgraph(sym: _Symbol, scope: str
+                      ) -> tuple[_Symbol, list[tuple[str, _Symbol]]]:
+    """A control-flow body cut out of its enclosing graph, and what feeds each body input."""
+
+
+def _sym_control_flow(op: str, subgraphs: Sequence[_Symbol], params: Sequence[tuple[str, str]],
+                      inputs: Sequence[_Symbol], name: str,
+                      attrs: Sequence[tuple[str, str]]) -> _Symbol:
+    """A ``_foreach``/``_while_loop``/``_cond`` node over its subgraphs."""
+
+
 def _sym_load_json(text: str) -> _Symbol:
     """A symbol from MXNet JSON."""

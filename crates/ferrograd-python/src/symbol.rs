@@ -293,6 +293,41 @@ fn create(
     Symbol::create(built, name, &inputs, node_attrs).map(wrap)
 }
 
+/// Cuts a control-flow body out of the graph it was built in (`ferrograd::symbol::subgraph`):
+/// the body, and per body input its name and the value that feeds it.
+#[pyfunction]
+fn _sym_cut_subgraph(
+    py: Python<'_>,
+    sym: PyRef<'_, PySymbol>,
+    scope: &str,
+) -> PyResult<(PySymbol, Vec<(String, PySymbol)>)> {
+    let cut = guarded(py, || Ok(ferrograd::symbol::subgraph::cut_subgraph(&sym.inner, scope)))?;
+    Ok((wrap(cut.graph), cut.feeds.into_iter().map(|(n, s)| (n, wrap(s))).collect()))
+}
+
+/// A control-flow node (`_foreach`, `_while_loop`, `_cond`) over `subgraphs`, from MXNet's
+/// string parameters; `attrs` are the node's user attributes.
+#[pyfunction]
+fn _sym_control_flow(
+    py: Python<'_>,
+    op: &str,
+    subgraphs: Vec<PyRef<'_, PySymbol>>,
+    params: Vec<(String, String)>,
+    inputs: Vec<PyRef<'_, PySymbol>>,
+    name: &str,
+    attrs: Vec<(String, String)>,
+) -> PyResult<PySymbol> {
+    let graphs: Vec<Symbol> = subgraphs.iter().map(|s| s.inner.clone()).collect();
+    let inputs: Vec<Symbol> = inputs.iter().map(|s| s.inner.clone()).collect();
+    guarded(py, || {
+        let built = ferrograd::ops::control_flow::build(op, &params, graphs, inputs.len())?;
+        let mut node_attrs: Vec<(String, String)> =
+            built.attrs().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        node_attrs.extend(attrs);
+        Symbol::create(built, name, &inputs, node_attrs).map(wrap)
+    })
+}
+
 /// Several symbols' outputs as one symbol.
 #[pyfunction]
 fn _sym_group(py: Python<'_>, symbols: Vec<PyRef<'_, PySymbol>>) -> PyResult<PySymbol> {
@@ -456,6 +491,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_sym_var, m)?)?;
     m.add_function(wrap_pyfunction!(_sym_create, m)?)?;
     m.add_function(wrap_pyfunction!(_sym_group, m)?)?;
+    m.add_function(wrap_pyfunction!(_sym_cut_subgraph, m)?)?;
+    m.add_function(wrap_pyfunction!(_sym_control_flow, m)?)?;
     m.add_function(wrap_pyfunction!(_sym_load_json, m)?)?;
     Ok(())
 }

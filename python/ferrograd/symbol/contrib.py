@@ -1,7 +1,9 @@
 """``mx.sym.contrib``: MXNet 1.x's contributed symbol functions (the Zipfian candidate
-sampler, ``SparseEmbedding``)."""
+sampler, ``SparseEmbedding``, and the control-flow operators ``foreach``, ``while_loop`` and
+``cond``, whose bodies are subgraphs of one node: see ``contrib_flow``)."""
 
 from ..ndarray.contrib import _zipfian
+from .contrib_flow import cond, foreach, while_loop
 
 
 def rand_zipfian(true_classes, num_sampled, range_max):
@@ -24,19 +26,6 @@ def SparseEmbedding(data=None, weight=None, input_dim=None, output_dim=None,  # 
     return embedding(data=data, weight=weight, input_dim=input_dim, output_dim=output_dim,
                      dtype=dtype, sparse_grad=True, name=name, attr=attr)
 
-
-def _subgraph_flow(name):
-    def unavailable(*args, **kwargs):
-        raise NotImplementedError(
-            f"sym.contrib.{name}: symbolic control flow (subgraph operators) is not offered by "
-            f"ferrograd; use nd.contrib.{name} on NDArrays (autograd records the loop) or a "
-            "hybridized block's Python loop")
-    unavailable.__name__ = name
-    unavailable.__doc__ = f"Not offered: symbolic ``{name}`` needs subgraph operators."
-    return unavailable
-
-
-foreach, while_loop, cond = (_subgraph_flow(n) for n in ("foreach", "while_loop", "cond"))
 
 __all__ = ["rand_zipfian", "SparseEmbedding", "foreach", "while_loop", "cond"]
 

@@ -35,6 +35,7 @@ pub mod boxes;
 pub mod broadcast;
 pub mod common;
 pub mod contrib;
+pub mod control_flow;
 pub mod conv;
 pub mod convert;
 pub mod correlation;
@@ -134,6 +135,11 @@ pub trait Op: Send + Sync + std::fmt::Debug {
     }
     /// Explicitly set parameters as MXNet string attributes.
     fn attrs(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    /// The graphs a control-flow node runs (`_foreach`'s body, ...); symbol JSON stores them in
+    /// the node's `subgraphs` field. Empty for every other op.
+    fn subgraphs(&self) -> Vec<crate::symbol::Symbol> {
         Vec::new()
     }
     /// Loss ops (`SoftmaxOutput`, `MakeLoss`, ...) and `BlockGrad` supply their own head
@@ -248,6 +254,9 @@ impl Op for OpRef {
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
         (**self).attrs()
+    }
+    fn subgraphs(&self) -> Vec<crate::symbol::Symbol> {
+        (**self).subgraphs()
     }
     fn is_loss(&self) -> bool {
         (**self).is_loss()

@@ -1,8 +1,9 @@
 //! Common-subexpression elimination, the graph pass MXNet runs when binding (unless
 //! `MXNET_ELIMINATE_COMMON_EXPR=0`): op nodes with the same op, the same attributes and the
 //! same inputs compute the same values, so all but the first are dropped and their users read
-//! the first. Random ops (their draws differ) and ops that update auxiliary states in place
-//! (merging would change how often the state is updated) are never merged. When two outputs of
+//! the first. Random ops (their draws differ), ops that update auxiliary states in place
+//! (merging would change how often the state is updated) and control-flow nodes (their bodies
+//! are not part of the signature) are never merged. When two outputs of
 //! the symbol end up on the same value, each repeat gets a `_copy`, so that every output keeps
 //! its own array.
 
@@ -20,7 +21,8 @@ use crate::ops::OpRef;
 type Signature = (&'static str, Vec<(String, String)>, Vec<(usize, usize)>);
 
 fn mergeable(op: &OpRef) -> bool {
-    !op.is_random() && op.aux_names().is_empty()
+    // Control-flow nodes differ by their subgraphs, which the signature does not hold.
+    !op.is_random() && op.aux_names().is_empty() && op.subgraphs().is_empty()
 }
 
 impl Symbol {

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{key, NodeOut, SymNode, Symbol};
 use crate::error::{Error, Result};
-use crate::ops::{registry, AttrValue, Attrs};
+use crate::ops::{control_flow, registry, AttrValue, Attrs, OpRef};
 
 /// The version MXNet 1.9.1 writes; ferrograd's graphs are compatible with it.
 const MXNET_VERSION: i64 = 10901;
@@ -26,6 +26,12 @@ fn quote(s: &str) -> String {
 
 /// The symbol as MXNet JSON (pretty-printed as MXNet prints it).
 pub fn to_json(sym: &Symbol) -> String {
+    write_graph(sym, true)
+}
+
+/// A graph's JSON object; `top` adds the version attribute (a control-flow node's subgraphs,
+/// stored in its `subgraphs` field, have none, as in MXNet).
+fn write_graph(sym: &Symbol, top: bool) -> String {
     let nodes = sym.topo_nodes();
     let ids: HashMap<usize, usize> = nodes.iter().enumerate().map(|(i, n)| (key(n), i)).collect();
     let mut out = String::from("{\n  \"nodes\": [\n");
@@ -39,7 +45,17 @@ pub fn to_json(sym: &Symbol) -> String {
             let _ = write!(out, "      \"attrs\": {{\n{}\n      }}, \n", kv.join(", \n"));
         }
         let ins: Vec<String> = n.inputs.iter().map(|o| format!("[{}, {}, 0]", ids[&key(&o.node)], o.index)).collect();
-        let _ = write!(out, "      \"inputs\": [{}]\n    }}", ins.join(", "));
+        let _ = write!(out, "      \"inputs\": [{}]", ins.join(", "));
+        let subgraphs = n.op.as_ref().map(|op| op.subgraphs()).unwrap_or_default();
+        if !subgraphs.is_empty() {
+            // Each subgraph object is indented under the node's `subgraphs` list.
+            let texts: Vec<String> = subgraphs
+                .iter()
+                .map(|g| format!("        {}", write_graph(g, false).replace('\n', "\n        ")))
+                .collect();
+            let _ = write!(out, ", \n      \"subgraphs\": [\n{}\n      ]", texts.join(", \n"));
+        }
+        out.push_str("\n    }");
         out.push_str(if i + 1 < nodes.len() { ", \n" } else { "\n" });
     }
     let arg_nodes: Vec<String> =
@@ -52,11 +68,15 @@ pub fn to_json(sym: &Symbol) -> String {
     let heads: Vec<String> = sym.outputs.iter().map(|o| format!("[{}, {}, 0]", ids[&key(&o.node)], o.index)).collect();
     let _ = write!(
         out,
-        "  ], \n  \"arg_nodes\": [{}], \n  \"node_row_ptr\": [{}], \n  \"heads\": [{}], \n  \"attrs\": {{\"mxnet_version\": [\"int\", {MXNET_VERSION}]}}\n}}",
+        "  ], \n  \"arg_nodes\": [{}], \n  \"node_row_ptr\": [{}], \n  \"heads\": [{}]",
         arg_nodes.join(", "),
         row_ptr.join(", "),
         heads.join(", ")
     );
+    if top {
+        let _ = write!(out, ", \n  \"attrs\": {{\"mxnet_version\": [\"int\", {MXNET_VERSION}]}}");
+    }
+    out.push_str("\n}");
     out
 }
 
@@ -106,7 +126,8 @@ fn check_known_ops(root: &Value, nodes: &[Value]) -> Result<()> {
         else {
             continue;
         };
-        if op != "null" && registry::lookup(op).is_none() && !unknown.iter().any(|&(u, _)| u == op) {
+        let known = registry::lookup(op).is_some() || control_flow::is_control_flow(op);
+        if op != "null" && !known && !unknown.iter().any(|&(u, _)| u == op) {
             unknown.push((op, name));
         }
     }
@@ -129,8 +150,29 @@ fn check_known_ops(root: &Value, nodes: &[Value]) -> Result<()> {
 /// Parses MXNet symbol JSON.
 pub fn from_json(text: &str) -> Result<Symbol> {
     let root: Value = serde_json::from_str(text).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+    graph_from_value(&root)
+}
+
+/// A control-flow node's op, from its parameters and its `subgraphs` field.
+fn control_flow_op(
+    op_name: &str,
+    name: &str,
+    nv: &Value,
+    attrs: &[(String, String)],
+    n_inputs: usize,
+) -> Result<OpRef> {
+    let subs = nv
+        .get("subgraphs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad(format!("node '{name}' ({op_name}) has no 'subgraphs' list")))?;
+    let graphs = subs.iter().map(graph_from_value).collect::<Result<Vec<_>>>()?;
+    control_flow::build(op_name, attrs, graphs, n_inputs).map_err(|err| bad(format!("node '{name}': {err}")))
+}
+
+/// A graph from its JSON object (the whole file, or a control-flow node's subgraph).
+fn graph_from_value(root: &Value) -> Result<Symbol> {
     let nodes_v = root.get("nodes").and_then(Value::as_array).ok_or_else(|| bad("missing the 'nodes' list"))?;
-    check_known_ops(&root, nodes_v)?;
+    check_known_ops(root, nodes_v)?;
     let mut nodes: Vec<Arc<SymNode>> = Vec::with_capacity(nodes_v.len());
     for (i, nv) in nodes_v.iter().enumerate() {
         let op_name = nv.get("op").and_then(Value::as_str).ok_or_else(|| bad(format!("node {i} has no 'op'")))?;
@@ -151,6 +193,8 @@ pub fn from_json(text: &str) -> Result<Symbol> {
         }
         let op = if op_name == "null" {
             None
+        } else if control_flow::is_control_flow(op_name) {
+            Some(control_flow_op(op_name, name, nv, &attrs, inputs.len())?)
         } else {
             let e = registry::lookup(op_name).ok_or_else(|| {
                 bad(format!("Cannot find operator '{op_name}' (node '{name}') in the ferrograd op registry"))

@@ -10,6 +10,7 @@ pub mod cse;
 pub mod imperative;
 pub mod infer;
 pub mod json;
+pub mod subgraph;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
