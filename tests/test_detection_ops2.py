@@ -123,7 +123,7 @@ def test_psroi_pooling_rois_get_zero_gradient():
     ((8, 4, 4), (3, 5), {}, r"PSROIPooling: data must be 4-D.*\(8, 4, 4\)"),
 ])
 def test_psroi_pooling_bad_input(data, rois, kwargs, match):
-    kw = dict(spatial_scale=1.0, output_dim=2, pooled_size=2, **kwargs)
+    kw = {**dict(spatial_scale=1.0, output_dim=2, pooled_size=2), **kwargs}
     with pytest.raises(mx.MXNetError, match=match):
         nd.contrib.PSROIPooling(nd.zeros(data), nd.zeros(rois), **kw).asnumpy()
 
