@@ -8,6 +8,8 @@ clear error naming the op and the argument."""
 import json
 import math
 import os
+import subprocess
+import sys
 
 import ferrograd as mx
 import numpy as np
@@ -243,6 +245,33 @@ def test_deformable_convolution_symbol_infers_weights():
     ex.backward(nd.ones(y.shape))
     assert np.abs(ex.grad_dict["offset"].asnumpy()).sum() > 0
     np.testing.assert_allclose(ex.grad_dict["dcn_bias"].asnumpy(), [2 * 6 * 7] * 5, rtol=1e-6)
+
+
+_BIG_DCN = """
+import numpy as np, ferrograd as mx, sys
+from ferrograd import autograd, nd
+rng = np.random.default_rng(11)
+u = lambda *s: nd.array(rng.uniform(-1, 1, s).astype(np.float32))
+xs = [u(4, 8, 16, 16), u(4, 36, 16, 16), u(4, 18, 16, 16), u(8, 4, 3, 3), u(8)]
+for x in xs:
+    x.attach_grad()
+with autograd.record():
+    y = nd.contrib.ModulatedDeformableConvolution(*xs, kernel=(3, 3), pad=(1, 1), num_filter=8,
+                                                  num_group=2, num_deformable_group=2)
+y.backward(u(*y.shape))
+sys.stdout.buffer.write(y.asnumpy().tobytes() + b"".join(x.grad.asnumpy().tobytes() for x in xs))
+"""
+
+
+def test_deformable_convolution_bitwise_identical_for_any_thread_count():
+    # Large enough to split the images over the pool.
+    outs = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, RAYON_NUM_THREADS=threads)
+        outs.append(subprocess.run([sys.executable, "-c", _BIG_DCN], env=env, capture_output=True,
+                                   check=True).stdout)
+    assert len(outs[0]) == 4 * (2 * 4 * 8 * 256 + 4 * 54 * 256 + 8 * 4 * 9 + 8)
+    assert outs[0] == outs[1]
 
 
 def test_modulated_deformable_convolution_gradients_exist():
