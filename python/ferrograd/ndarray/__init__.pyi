@@ -310,9 +310,28 @@ def _backward_Correlation(
     max_displacement: int = ..., stride1: int = ..., stride2: int = ..., pad_size: int = ...,
     is_multiply: bool = ..., *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def _backward_DeformableConvolution(
+    ograd: NDArray, data: NDArray, offset: NDArray, weight: NDArray, kernel: tuple[int, ...],
+    stride: tuple[int, ...] = ..., dilate: tuple[int, ...] = ..., pad: tuple[int, ...] = ..., *,
+    num_filter: int, num_group: int = ..., num_deformable_group: int = ..., workspace: int = ...,
+    no_bias: bool = ..., layout: Literal['NCDHW', 'NCHW', 'NCW'] | None = ...,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _backward_GridGenerator(
     ograd: NDArray, transform_type: Literal['affine', 'warp'], target_shape: tuple[int, ...] = ...,
     *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _backward_ModulatedDeformableConvolution(
+    ograd: NDArray, data: NDArray, offset: NDArray, mask: NDArray, weight: NDArray,
+    kernel: tuple[int, ...], stride: tuple[int, ...] = ..., dilate: tuple[int, ...] = ...,
+    pad: tuple[int, ...] = ..., *, num_filter: int, num_group: int = ...,
+    num_deformable_group: int = ..., workspace: int = ..., no_bias: bool = ...,
+    im2col_step: int = ..., layout: Literal['NCDHW', 'NCHW', 'NCW'] | None = ...,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _backward_PSROIPooling(
+    ograd: NDArray, data: NDArray, rois: NDArray, spatial_scale: float, output_dim: int,
+    pooled_size: int, group_size: int = ..., *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _backward_Pooling(
     ograd: NDArray, data: NDArray, kernel: tuple[int, ...] = ...,
@@ -413,6 +432,22 @@ def _contrib_CTCLoss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def _contrib_DeformableConvolution(
+    data: NDArray, offset: NDArray, weight: NDArray, bias: NDArray | None = ..., *,
+    kernel: tuple[int, ...], stride: tuple[int, ...] = ..., dilate: tuple[int, ...] = ...,
+    pad: tuple[int, ...] = ..., num_filter: int, num_group: int = ...,
+    num_deformable_group: int = ..., workspace: int = ..., no_bias: bool = ...,
+    layout: Literal['NCDHW', 'NCHW', 'NCW'] | None = ..., out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _contrib_ModulatedDeformableConvolution(
+    data: NDArray, offset: NDArray, mask: NDArray, weight: NDArray, bias: NDArray | None = ..., *,
+    kernel: tuple[int, ...], stride: tuple[int, ...] = ..., dilate: tuple[int, ...] = ...,
+    pad: tuple[int, ...] = ..., num_filter: int, num_group: int = ...,
+    num_deformable_group: int = ..., workspace: int = ..., no_bias: bool = ...,
+    im2col_step: int = ..., layout: Literal['NCDHW', 'NCHW', 'NCW'] | None = ...,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def _contrib_MultiBoxDetection(
     cls_prob: NDArray, loc_pred: NDArray, anchor: NDArray, clip: bool = ...,
     threshold: float = ..., background_id: int = ..., nms_threshold: float = ...,
@@ -429,6 +464,24 @@ def _contrib_MultiBoxTarget(
     ignore_label: float = ..., negative_mining_ratio: float = ...,
     negative_mining_thresh: float = ..., minimum_negative_samples: int = ...,
     variances: tuple[float, ...] = ..., *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_MultiProposal(
+    cls_prob: NDArray, bbox_pred: NDArray, im_info: NDArray, rpn_pre_nms_top_n: int = ...,
+    rpn_post_nms_top_n: int = ..., threshold: float = ..., rpn_min_size: int = ...,
+    scales: tuple[float, ...] = ..., ratios: tuple[float, ...] = ..., feature_stride: int = ...,
+    output_score: bool = ..., iou_loss: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+def _contrib_PSROIPooling(
+    data: NDArray, rois: NDArray, spatial_scale: float, output_dim: int, pooled_size: int,
+    group_size: int = ..., *, out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _contrib_Proposal(
+    cls_prob: NDArray, bbox_pred: NDArray, im_info: NDArray, rpn_pre_nms_top_n: int = ...,
+    rpn_post_nms_top_n: int = ..., threshold: float = ..., rpn_min_size: int = ...,
+    scales: tuple[float, ...] = ..., ratios: tuple[float, ...] = ..., feature_stride: int = ...,
+    output_score: bool = ..., iou_loss: bool = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
 ) -> Any: ...
 def _contrib_ROIAlign(
     data: NDArray, rois: NDArray, pooled_size: tuple[int, ...], spatial_scale: float,

@@ -334,9 +334,31 @@ def _backward_Correlation(
     pad_size: int = ..., is_multiply: bool = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _backward_DeformableConvolution(
+    ograd: Symbol | None = ..., data: Symbol | None = ..., offset: Symbol | None = ...,
+    weight: Symbol | None = ..., *, kernel: tuple[int, ...], stride: tuple[int, ...] = ...,
+    dilate: tuple[int, ...] = ..., pad: tuple[int, ...] = ..., num_filter: int,
+    num_group: int = ..., num_deformable_group: int = ..., workspace: int = ...,
+    no_bias: bool = ..., layout: Literal['NCDHW', 'NCHW', 'NCW'] | None = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _backward_GridGenerator(
     ograd: Symbol | None = ..., *, transform_type: Literal['affine', 'warp'],
     target_shape: tuple[int, ...] = ..., name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _backward_ModulatedDeformableConvolution(
+    ograd: Symbol | None = ..., data: Symbol | None = ..., offset: Symbol | None = ...,
+    mask: Symbol | None = ..., weight: Symbol | None = ..., *, kernel: tuple[int, ...],
+    stride: tuple[int, ...] = ..., dilate: tuple[int, ...] = ..., pad: tuple[int, ...] = ...,
+    num_filter: int, num_group: int = ..., num_deformable_group: int = ..., workspace: int = ...,
+    no_bias: bool = ..., im2col_step: int = ...,
+    layout: Literal['NCDHW', 'NCHW', 'NCW'] | None = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _backward_PSROIPooling(
+    ograd: Symbol | None = ..., data: Symbol | None = ..., rois: Symbol | None = ..., *,
+    spatial_scale: float, output_dim: int, pooled_size: int, group_size: int = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _backward_Pooling(
     ograd: Symbol | None = ..., data: Symbol | None = ..., kernel: tuple[int, ...] = ...,
@@ -442,6 +464,23 @@ def _contrib_CTCLoss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _contrib_DeformableConvolution(
+    data: Symbol | None = ..., offset: Symbol | None = ..., weight: Symbol | None = ...,
+    bias: Symbol | None = ..., *, kernel: tuple[int, ...], stride: tuple[int, ...] = ...,
+    dilate: tuple[int, ...] = ..., pad: tuple[int, ...] = ..., num_filter: int,
+    num_group: int = ..., num_deformable_group: int = ..., workspace: int = ...,
+    no_bias: bool = ..., layout: Literal['NCDHW', 'NCHW', 'NCW'] | None = ...,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_ModulatedDeformableConvolution(
+    data: Symbol | None = ..., offset: Symbol | None = ..., mask: Symbol | None = ...,
+    weight: Symbol | None = ..., bias: Symbol | None = ..., *, kernel: tuple[int, ...],
+    stride: tuple[int, ...] = ..., dilate: tuple[int, ...] = ..., pad: tuple[int, ...] = ...,
+    num_filter: int, num_group: int = ..., num_deformable_group: int = ..., workspace: int = ...,
+    no_bias: bool = ..., im2col_step: int = ...,
+    layout: Literal['NCDHW', 'NCHW', 'NCW'] | None = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _contrib_MultiBoxDetection(
     cls_prob: Symbol | None = ..., loc_pred: Symbol | None = ..., anchor: Symbol | None = ...,
     clip: bool = ..., threshold: float = ..., background_id: int = ..., nms_threshold: float = ...,
@@ -459,6 +498,25 @@ def _contrib_MultiBoxTarget(
     negative_mining_thresh: float = ..., minimum_negative_samples: int = ...,
     variances: tuple[float, ...] = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_MultiProposal(
+    cls_prob: Symbol | None = ..., bbox_pred: Symbol | None = ..., im_info: Symbol | None = ...,
+    rpn_pre_nms_top_n: int = ..., rpn_post_nms_top_n: int = ..., threshold: float = ...,
+    rpn_min_size: int = ..., scales: tuple[float, ...] = ..., ratios: tuple[float, ...] = ...,
+    feature_stride: int = ..., output_score: bool = ..., iou_loss: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_PSROIPooling(
+    data: Symbol | None = ..., rois: Symbol | None = ..., *, spatial_scale: float, output_dim: int,
+    pooled_size: int, group_size: int = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def _contrib_Proposal(
+    cls_prob: Symbol | None = ..., bbox_pred: Symbol | None = ..., im_info: Symbol | None = ...,
+    rpn_pre_nms_top_n: int = ..., rpn_post_nms_top_n: int = ..., threshold: float = ...,
+    rpn_min_size: int = ..., scales: tuple[float, ...] = ..., ratios: tuple[float, ...] = ...,
+    feature_stride: int = ..., output_score: bool = ..., iou_loss: bool = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def _contrib_ROIAlign(
     data: Symbol | None = ..., rois: Symbol | None = ..., *, pooled_size: tuple[int, ...],

@@ -45,15 +45,37 @@ impl BoxFormat {
 /// Intersection over union of two corner boxes (their first four values); 0 when the union is
 /// empty. Shared by every box operator (`box_iou`, `box_nms`, the MultiBox operators).
 pub(crate) fn iou(a: &[f64], b: &[f64]) -> f64 {
-    let w = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0);
-    let h = (a[3].min(b[3]) - a[1].max(b[1])).max(0.0);
+    iou_with(a, b, 0.0)
+}
+
+/// [`iou`] with `extra` added to every side length: 1 for boxes in inclusive pixel
+/// coordinates (a box from x1 to x2 is x2 - x1 + 1 wide), as the RPN `Proposal` ops measure.
+pub(crate) fn iou_with(a: &[f64], b: &[f64], extra: f64) -> f64 {
+    let w = (a[2].min(b[2]) - a[0].max(b[0]) + extra).max(0.0);
+    let h = (a[3].min(b[3]) - a[1].max(b[1]) + extra).max(0.0);
     let inter = w * h;
-    let union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+    let area = |r: &[f64]| (r[2] - r[0] + extra) * (r[3] - r[1] + extra);
+    let union = area(a) + area(b) - inter;
     if union > 0.0 {
         inter / union
     } else {
         0.0
     }
+}
+
+/// Greedy non-maximum suppression over `order` (best first): each box is kept unless
+/// `suppresses(kept, box)` holds for a box kept before it; stops after `max_keep` boxes.
+pub(crate) fn greedy_nms(order: &[usize], max_keep: usize, suppresses: impl Fn(usize, usize) -> bool) -> Vec<usize> {
+    let mut kept: Vec<usize> = Vec::with_capacity(order.len().min(max_keep));
+    for &i in order {
+        if kept.len() >= max_keep {
+            break;
+        }
+        if !kept.iter().any(|&j| suppresses(j, i)) {
+            kept.push(i);
+        }
+    }
+    kept
 }
 
 fn read4(v: &[f64]) -> [f64; 4] {
@@ -206,16 +228,10 @@ impl BoxNms {
         if self.topk > 0 {
             order.truncate(self.topk as usize);
         }
-        let mut kept: Vec<usize> = Vec::with_capacity(order.len());
-        for &i in &order {
-            let clear = kept.iter().all(|&j| {
-                let same_class = self.force_suppress || self.id_index < 0 || class(i) == class(j);
-                !(same_class && iou(&coord(i), &coord(j)) > self.overlap_thresh)
-            });
-            if clear {
-                kept.push(i);
-            }
-        }
+        let mut kept = greedy_nms(&order, usize::MAX, |j, i| {
+            let same_class = self.force_suppress || self.id_index < 0 || class(i) == class(j);
+            same_class && iou(&coord(i), &coord(j)) > self.overlap_thresh
+        });
         kept.resize(n, NONE);
         kept
     }

@@ -72,6 +72,8 @@ const MODULES: &[&[OpDef]] = &[
     super::conv::resize::DEFS,
     super::spatial::DEFS,
     super::roi::DEFS,
+    super::deformable::DEFS,
+    super::proposal::DEFS,
     super::correlation::DEFS,
     super::box_codec::DEFS,
     super::image::DEFS,

@@ -1,5 +1,6 @@
-//! Region-of-interest pooling: `ROIPooling` (max over integer bins) and `_contrib_ROIAlign`
-//! (average of bilinear samples, optionally position-sensitive and half-pixel aligned).
+//! Region-of-interest pooling: `ROIPooling` (max over integer bins), `_contrib_ROIAlign`
+//! (average of bilinear samples, optionally position-sensitive and half-pixel aligned) and
+//! `_contrib_PSROIPooling` (position-sensitive average over integer bins).
 //!
 //! `rois` is (R, 5): `[batch_index, x1, y1, x2, y2]` in input-image coordinates, scaled by
 //! `spatial_scale`. The output is (R, C, ph, pw) (position-sensitive: (R, C/(ph·pw), ph, pw)).
@@ -48,8 +49,12 @@ trait RoiKind: Clone + std::fmt::Debug + Send + Sync + 'static {
     /// Data channel read by output channel `oc` at bin (i, j).
     fn in_channel(&self, oc: usize, i: usize, j: usize) -> usize;
     /// The output channel and bins (row-major) that read data channel `ic`.
-    fn readers(&self, ic: usize) -> (usize, std::ops::Range<usize>) {
-        (ic, 0..self.pooled()[0] * self.pooled()[1])
+    fn readers(&self, ic: usize) -> (usize, Vec<usize>) {
+        (ic, (0..self.pooled()[0] * self.pooled()[1]).collect())
+    }
+    /// How roi batch indices are checked (see [`read_rois`]).
+    fn batch_check(&self) -> BatchCheck {
+        BatchCheck::PastEndIsError
     }
     /// The same op for data of single (float32) or double precision.
     fn for_precision(&self, _single: bool) -> Self {
@@ -75,9 +80,21 @@ fn dims<K: RoiKind>(k: &K, op: &str, data: &[usize], rois: &[usize]) -> Result<R
     Ok(RoiDims { n: data[0], c: data[1], h: data[2], w: data[3], r: rois[0], ph, pw, out_c: k.out_channels(data[1])? })
 }
 
-/// The rois as f64 rows, with each batch index checked: `None` for a negative index (the roi
-/// is skipped: its output and gradient are 0), an error past the batch when `strict`.
-fn read_rois<T: Element>(op: &str, rois: &[T], n: usize, strict: bool) -> Result<Vec<RoiRow>> {
+/// What a roi's batch index may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BatchCheck {
+    /// Negative: skipped; past the batch: skipped (ROIPooling).
+    PastEndSkips,
+    /// Negative: skipped; past the batch: an error (ROIAlign).
+    PastEndIsError,
+    /// Truncated to an integer, which must index the batch (PSROIPooling, where MXNet has no
+    /// check and reads outside the data).
+    MustIndex,
+}
+
+/// The rois as f64 rows, with each batch index checked: `None` for a skipped roi (its output
+/// and gradient are 0), or an error, as `check` says.
+fn read_rois<T: Element>(op: &str, rois: &[T], n: usize, check: BatchCheck) -> Result<Vec<RoiRow>> {
     rois.chunks(5)
         .enumerate()
         .map(|(i, r)| {
@@ -86,11 +103,20 @@ fn read_rois<T: Element>(op: &str, rois: &[T], n: usize, strict: bool) -> Result
             if row[1..].iter().any(|v| !v.is_finite()) {
                 return Err(Error::Value(format!("{op}: roi {i} has a coordinate that is not finite: {row:?}")));
             }
+            if check == BatchCheck::MustIndex {
+                let t = b.trunc();
+                if !(t >= 0.0 && t < n as f64) {
+                    return Err(Error::Index(format!(
+                        "{op}: roi {i} has batch_index {b}, but data has a batch of {n} (indices 0..{n})"
+                    )));
+                }
+                return Ok(Some((t as usize, row)));
+            }
             if b < 0.0 {
                 return Ok(None);
             }
             if b as usize >= n || !b.is_finite() {
-                if strict {
+                if check == BatchCheck::PastEndIsError {
                     return Err(Error::Index(format!(
                         "{op}: roi {i} has batch_index {b}, but data has a batch of {n}"
                     )));
@@ -144,9 +170,9 @@ fn backward<K: RoiKind, T: Element>(k: &K, d: &RoiDims, g: &[T], x: &[T], rois: 
                     continue;
                 }
                 let (oc, readers) = k.readers(ic);
-                for bin in readers {
+                for bin in &readers {
                     let gv = g[(ri * d.out_c + oc) * bins + bin].to_f64();
-                    for (t, wt) in k.bin_taps(row, bin / d.pw, bin % d.pw, d.h, d.w, &|t| plane[t].to_f64()) {
+                    for (t, wt) in k.bin_taps(row, *bin / d.pw, *bin % d.pw, d.h, d.w, &|t| plane[t].to_f64()) {
                         acc[t] += wt * gv;
                     }
                 }
@@ -183,7 +209,7 @@ impl<K: RoiKind + PartialEq> Op for RoiOp<K> {
         let d = dims(&self.k, K::NAME, inputs[0].shape(), inputs[1].shape())?;
         let (x, r) = (Contig::new(&inputs[0]), Contig::new(&inputs[1]));
         float_kernel!(K::NAME, inputs[0].dtype(), T => {
-            let rois = read_rois(K::NAME, r.get::<T>(), d.n, K::NAME != "ROIPooling")?;
+            let rois = read_rois(K::NAME, r.get::<T>(), d.n, self.k.batch_check())?;
             let k = self.k.for_precision(T::NAME == "float32");
             outputs[0].write_out::<T, _>(|y| forward(&k, &d, x.get::<T>(), &rois, y))
         })
@@ -231,7 +257,7 @@ impl<K: RoiKind + PartialEq> Op for RoiBackward<K> {
         let d = dims(&self.k, K::BACKWARD, inputs[1].shape(), inputs[2].shape())?;
         let (g, x, r) = (Contig::new(&inputs[0]), Contig::new(&inputs[1]), Contig::new(&inputs[2]));
         float_kernel!(K::BACKWARD, inputs[1].dtype(), T => {
-            let rois = read_rois(K::BACKWARD, r.get::<T>(), d.n, K::NAME != "ROIPooling")?;
+            let rois = read_rois(K::BACKWARD, r.get::<T>(), d.n, self.k.batch_check())?;
             let k = self.k.for_precision(T::NAME == "float32");
             outputs[0].write_out::<T, _>(|dx| backward(&k, &d, g.get::<T>(), x.get::<T>(), &rois, dx))
         })
@@ -313,6 +339,9 @@ impl RoiKind for MaxBins {
     }
     fn for_precision(&self, single: bool) -> Self {
         MaxBins { single, ..self.clone() }
+    }
+    fn batch_check(&self) -> BatchCheck {
+        BatchCheck::PastEndSkips
     }
     fn bin_taps(&self, roi: &[f64], i: usize, j: usize, h: usize, w: usize, x: &dyn Fn(usize) -> f64) -> BinTaps {
         let s = |v: f64| in_f32(v, self.single);
@@ -428,12 +457,12 @@ impl RoiKind for AlignBins {
             oc
         }
     }
-    fn readers(&self, ic: usize) -> (usize, std::ops::Range<usize>) {
+    fn readers(&self, ic: usize) -> (usize, Vec<usize>) {
         let bins = self.pooled[0] * self.pooled[1];
         if self.position_sensitive {
-            (ic / bins, ic % bins..ic % bins + 1)
+            (ic / bins, vec![ic % bins])
         } else {
-            (ic, 0..bins)
+            (ic, (0..bins).collect())
         }
     }
     fn bin_taps(&self, roi: &[f64], i: usize, j: usize, h: usize, w: usize, _x: &dyn Fn(usize) -> f64) -> BinTaps {
@@ -469,6 +498,141 @@ impl RoiKind for AlignBins {
             ("aligned", b(self.aligned)),
         ]
     }
+}
+
+/// `_contrib_PSROIPooling`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct PsRoiPoolingParams {
+    /// Ratio of the feature map to the image the rois are given in (0 to 1).
+    pub spatial_scale: f64,
+    /// Output channels; the data must have output_dim·group_size² channels.
+    pub output_dim: i64,
+    /// Output h = w of each roi.
+    pub pooled_size: i64,
+    /// Side of the grid of position-sensitive channel groups (0: pooled_size).
+    #[param(default = 0)]
+    pub group_size: i64,
+}
+
+/// PSROIPooling (R-FCN): the average over integer bins of a roi (corners rounded, the end
+/// corner inclusive, at least 0.1 wide), bin (i, j) of output channel c reading channel
+/// (c·g + gi)·g + gj for the group cell (gi, gj) = ⌊(i, j)·g / pooled_size⌋.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PsAvgBins {
+    pooled: usize,
+    output_dim: usize,
+    group: usize,
+    scale: f64,
+    /// Arithmetic in single precision (float32 data).
+    single: bool,
+}
+
+impl PsAvgBins {
+    fn group_cell(&self, i: usize) -> usize {
+        (i * self.group / self.pooled).min(self.group - 1)
+    }
+}
+
+impl RoiKind for PsAvgBins {
+    const NAME: &'static str = "_contrib_PSROIPooling";
+    const BACKWARD: &'static str = "_backward_PSROIPooling";
+    fn pooled(&self) -> [usize; 2] {
+        [self.pooled, self.pooled]
+    }
+    fn out_channels(&self, c: usize) -> Result<usize> {
+        let want = self.output_dim * self.group * self.group;
+        if c != want {
+            // MXNet does not check, and reads past the data when there are fewer channels.
+            return Err(Error::Shape(format!(
+                "{}: data has {c} channels, but output_dim·group_size² = {}·{}² = {want}",
+                Self::NAME,
+                self.output_dim,
+                self.group
+            )));
+        }
+        Ok(self.output_dim)
+    }
+    fn in_channel(&self, oc: usize, i: usize, j: usize) -> usize {
+        (oc * self.group + self.group_cell(i)) * self.group + self.group_cell(j)
+    }
+    fn readers(&self, ic: usize) -> (usize, Vec<usize>) {
+        let g = self.group;
+        let (oc, gi, gj) = (ic / (g * g), ic / g % g, ic % g);
+        let p = self.pooled;
+        let bins = (0..p * p).filter(|b| self.group_cell(b / p) == gi && self.group_cell(b % p) == gj).collect();
+        (oc, bins)
+    }
+    fn for_precision(&self, single: bool) -> Self {
+        PsAvgBins { single, ..self.clone() }
+    }
+    fn batch_check(&self) -> BatchCheck {
+        BatchCheck::MustIndex
+    }
+    fn bin_taps(&self, roi: &[f64], i: usize, j: usize, h: usize, w: usize, _x: &dyn Fn(usize) -> f64) -> BinTaps {
+        let s = |v: f64| in_f32(v, self.single);
+        // MXNet's spatial_scale is a float32 parameter, widened for float64 data.
+        let scale = self.scale as f32 as f64;
+        let (x1, y1) = (s(s(roi[1]).round() * scale), s(s(roi[2]).round() * scale));
+        let (x2, y2) = (s((s(roi[3]).round() + 1.0) * scale), s((s(roi[4]).round() + 1.0) * scale));
+        let min_side = s(0.1);
+        let (rw, rh) = (s(x2 - x1).max(min_side), s(y2 - y1).max(min_side));
+        let p = self.pooled as f64;
+        let (bh, bw) = (s(rh / p), s(rw / p));
+        let edge = |k: usize, bin: f64, start: f64, size: usize| {
+            let lo = s(s(k as f64 * bin) + start).floor().clamp(0.0, size as f64) as usize;
+            let hi = s(s((k + 1) as f64 * bin) + start).ceil().clamp(0.0, size as f64) as usize;
+            (lo, hi)
+        };
+        let ((h0, h1), (w0, w1)) = (edge(i, bh, y1, h), edge(j, bw, x1, w));
+        if h1 <= h0 || w1 <= w0 {
+            return Vec::new();
+        }
+        let wt = 1.0 / ((h1 - h0) * (w1 - w0)) as f64;
+        (h0..h1).flat_map(|r| (w0..w1).map(move |c| (r * w + c, wt))).collect()
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("spatial_scale", self.scale.to_string()),
+            ("output_dim", self.output_dim.to_string()),
+            ("pooled_size", self.pooled.to_string()),
+            ("group_size", self.group.to_string()),
+        ]
+    }
+}
+
+fn ps_avg_bins(a: &Attrs) -> Result<PsAvgBins> {
+    let p = PsRoiPoolingParams::parse(a)?;
+    let op = &a.op;
+    if !(0.0..=1.0).contains(&p.spatial_scale) {
+        return Err(Error::Value(format!(
+            "{op}: parameter 'spatial_scale' must be in [0, 1], got {}",
+            p.spatial_scale
+        )));
+    }
+    let positive = |name: &str, v: i64| -> Result<usize> {
+        if v > 0 {
+            Ok(v as usize)
+        } else {
+            Err(Error::Value(format!("{op}: parameter '{name}' must be a positive integer, got {v}")))
+        }
+    };
+    let pooled = positive("pooled_size", p.pooled_size)?;
+    let group = if p.group_size == 0 { pooled } else { positive("group_size", p.group_size)? };
+    Ok(PsAvgBins {
+        pooled,
+        output_dim: positive("output_dim", p.output_dim)?,
+        group,
+        scale: p.spatial_scale,
+        single: false,
+    })
+}
+
+fn build_psroi_pooling(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(RoiOp { k: ps_avg_bins(a)? }))
+}
+
+fn build_psroi_pooling_backward(a: &Attrs) -> Result<OpRef> {
+    Ok(Arc::new(RoiBackward { k: ps_avg_bins(a)? }))
 }
 
 fn max_bins(a: &Attrs) -> Result<MaxBins> {
@@ -540,5 +704,23 @@ pub const DEFS: &[OpDef] = &[
         doc: "Data gradient of ROIAlign from (ograd, data, rois).",
         params: RoiAlignParams::schema,
         build: build_roi_align_backward,
+    },
+    OpDef {
+        name: "_contrib_PSROIPooling",
+        aliases: &[],
+        args: &["data", "rois"],
+        doc: "Position-sensitive roi pooling (R-FCN): each bin of each roi [batch_index, x1, y1, x2, y2] averages \
+              its own channel group of (N, output_dim·group_size², H, W) data: (R, output_dim, pooled_size, \
+              pooled_size).",
+        params: PsRoiPoolingParams::schema,
+        build: build_psroi_pooling,
+    },
+    OpDef {
+        name: "_backward_PSROIPooling",
+        aliases: &[],
+        args: &["ograd", "data", "rois"],
+        doc: "Data gradient of PSROIPooling from (ograd, data, rois).",
+        params: PsRoiPoolingParams::schema,
+        build: build_psroi_pooling_backward,
     },
 ];

@@ -7,6 +7,7 @@ mod common;
 mod compat_cases;
 mod contrib_cases;
 mod conv_cases;
+mod detect2_cases;
 mod detect_cases;
 mod elem_extra_cases;
 mod errors;

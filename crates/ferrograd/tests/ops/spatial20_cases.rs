@@ -515,7 +515,7 @@ fn spatial_errors() {
 
 /// First-order check of the data gradient only: the rois get no gradient (as in MXNet), though
 /// the output moves with them.
-fn check_data_grad(what: &str, op: &OpRef, inputs: &[NDArray], rng: &mut Rng) {
+pub fn check_data_grad(what: &str, op: &OpRef, inputs: &[NDArray], rng: &mut Rng) {
     let outs = ops::run(op.as_ref(), &Ctx::default(), inputs).unwrap_or_else(|e| panic!("{what}: {e}"));
     let v: Vec<NDArray> = outs.iter().map(|o| f64s(&rng.signed(o.size(), 0.5, 2.0), o.shape())).collect();
     let got = eval_grad(op.as_ref(), inputs, &v).unwrap_or_else(|e| panic!("{what}: eval_grad: {e}"));

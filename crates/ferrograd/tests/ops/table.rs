@@ -6,6 +6,7 @@
 use crate::common::*;
 use crate::compat_cases as cg;
 use crate::contrib_cases as ct;
+use crate::detect2_cases::{self as d2, dcn_p, proposal_p, psroi_p};
 use crate::detect_cases as dt;
 use crate::elem_extra_cases as ee;
 use crate::image_cases as im;
@@ -560,6 +561,15 @@ table! {
     "_contrib_MultiBoxPrior" => contrib, none, dt::detect, Some(dt::detect_zero_grad);
     "_contrib_MultiBoxDetection" => contrib, none, dt::detect, Some(dt::detect_zero_grad);
     "_contrib_MultiBoxTarget" => contrib, none, dt::detect, Some(dt::detect_zero_grad);
+    // issue 20: detection operators
+    "_contrib_PSROIPooling" => conv, psroi_p, d2::psroi_pooling, Some(d2::psroi_pooling_grad);
+    "_backward_PSROIPooling" => conv, psroi_p, d2::psroi_pooling_backward, NONDIFF;
+    "_contrib_DeformableConvolution" => conv, dcn_p, d2::deformable, Some(d2::deformable_grad);
+    "_backward_DeformableConvolution" => conv, dcn_p, d2::deformable_backward, NONDIFF;
+    "_contrib_ModulatedDeformableConvolution" => conv, dcn_p, d2::deformable, Some(d2::deformable_grad);
+    "_backward_ModulatedDeformableConvolution" => conv, dcn_p, d2::deformable_backward, NONDIFF;
+    "_contrib_Proposal" => contrib, proposal_p, d2::proposal, Some(d2::proposal_zero_grad);
+    "_contrib_MultiProposal" => contrib, proposal_p, d2::proposal, Some(d2::proposal_zero_grad);
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.
