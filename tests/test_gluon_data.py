@@ -482,3 +482,22 @@ def test_transforms_hybridize_and_fit_in_hybrid_sequential():
     assert flip(img).shape == IMG.shape
     with pytest.raises(NotImplementedError, match="RandomFlipLeftRight: symbolic"):
         flip(mx.sym.var("img"))
+
+
+class _Niceness(gluon.data.Dataset):
+    """Each sample is the scheduling niceness of the process that loads it."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, idx):
+        return np.int64(os.nice(0))
+
+
+def test_workers_run_at_lower_priority_unless_told_not_to(monkeypatch):
+    parent = os.nice(0)
+    batch = next(iter(gluon.data.DataLoader(_Niceness(), batch_size=4, num_workers=1)))
+    np.testing.assert_array_equal(batch.asnumpy(), [min(parent + 10, 19)] * 4)
+    monkeypatch.setenv("FERROGRAD_DATALOADER_NICE", "0")
+    batch = next(iter(gluon.data.DataLoader(_Niceness(), batch_size=4, num_workers=1)))
+    np.testing.assert_array_equal(batch.asnumpy(), [parent] * 4)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from .symbol import Symbol as Symbol
 
 from . import contrib as contrib
+from . import contrib_flow as contrib_flow
 from . import image as image
 from . import linalg as linalg
 from . import random as random

@@ -115,53 +115,71 @@ fn is_2x2_tiling(g: &Geom) -> bool {
         && 2 * g.out[2] <= g.inp[2]
 }
 
-/// The first maximum of `[a, b, c, d]` in that order, as its index: a NaN first element stays the
-/// maximum, later NaNs are skipped (the rule of the general kernels).
+/// The first maximum of `[a, b, c, d]` in that order: a NaN first element stays the maximum,
+/// later NaNs are skipped (the rule of the general kernels).
 #[inline(always)]
-fn first_max4<T: PoolFloat>(a: T, b: T, c: T, d: T) -> (T, usize) {
-    let (mut m, mut i) = (a, 0);
-    if b > m {
-        (m, i) = (b, 1);
-    }
-    if c > m {
-        (m, i) = (c, 2);
-    }
+fn first_max4<T: PoolFloat>(a: T, b: T, c: T, d: T) -> T {
+    let m = if b > a { b } else { a };
+    let m = if c > m { c } else { m };
     if d > m {
-        (m, i) = (d, 3);
+        d
+    } else {
+        m
     }
-    (m, i)
 }
 
 simd_dispatch! {
-    /// One output row of 2×2/stride-2 max pooling from its two input rows.
-    pub fn max2x2_row<T>(top: &[T], bottom: &[T], out: &mut [T])
+    /// 2×2/stride-2 max pooling of whole planes (`[in_h, in_w, out_h, out_w]`): one call per
+    /// chunk of planes, since the demo-sized planes have only a few outputs per row.
+    pub fn max2x2_planes<T>(xs: &[T], ys: &mut [T], dims: [usize; 4])
     where { T: PoolFloat }
     {
-        let n = out.len();
-        let (top, bottom) = (&top[..2 * n], &bottom[..2 * n]);
-        for o in 0..n {
-            out[o] = first_max4(top[2 * o], top[2 * o + 1], bottom[2 * o], bottom[2 * o + 1]).0;
+        let [ih, w, oh, ow] = dims;
+        for (plane, out) in ys.chunks_exact_mut(oh * ow).enumerate() {
+            let xp = &xs[plane * ih * w..(plane + 1) * ih * w];
+            for (yo, out) in out.chunks_exact_mut(ow).enumerate() {
+                let top = &xp[2 * yo * w..2 * yo * w + 2 * ow];
+                let bottom = &xp[(2 * yo + 1) * w..(2 * yo + 1) * w + 2 * ow];
+                for o in 0..ow {
+                    out[o] = first_max4(top[2 * o], top[2 * o + 1], bottom[2 * o], bottom[2 * o + 1]);
+                }
+            }
         }
     }
 }
 
 simd_dispatch! {
-    /// The gradient of [`max2x2_row`]: each output gradient goes to its window's first maximum
-    /// (windows are disjoint, so every input receives at most one).
-    pub fn max2x2_row_backward<T>(top: &[T], bottom: &[T], gy: &[T], dtop: &mut [T], dbottom: &mut [T])
+    /// The gradient of [`max2x2_planes`]: each output gradient goes to its window's first
+    /// maximum (windows are disjoint, so every input receives at most one); `dx` must be zero
+    /// where no window reaches (an odd last row or column).
+    pub fn max2x2_planes_backward<T>(xs: &[T], gy: &[T], dx: &mut [T], dims: [usize; 4])
     where { T: PoolFloat }
     {
-        let n = gy.len();
-        let (top, bottom) = (&top[..2 * n], &bottom[..2 * n]);
-        let (dtop, dbottom) = (&mut dtop[..2 * n], &mut dbottom[..2 * n]);
-        for o in 0..n {
-            let (_, i) = first_max4(top[2 * o], top[2 * o + 1], bottom[2 * o], bottom[2 * o + 1]);
-            let g = gy[o];
-            let z = T::zero();
-            dtop[2 * o] = if i == 0 { g } else { z };
-            dtop[2 * o + 1] = if i == 1 { g } else { z };
-            dbottom[2 * o] = if i == 2 { g } else { z };
-            dbottom[2 * o + 1] = if i == 3 { g } else { z };
+        let [ih, w, oh, ow] = dims;
+        let z = T::zero();
+        for (plane, gp) in gy.chunks_exact(oh * ow).enumerate() {
+            let xp = &xs[plane * ih * w..(plane + 1) * ih * w];
+            let dp = &mut dx[plane * ih * w..(plane + 1) * ih * w];
+            for (yo, gr) in gp.chunks_exact(ow).enumerate() {
+                let top = &xp[2 * yo * w..2 * yo * w + 2 * ow];
+                let bottom = &xp[(2 * yo + 1) * w..(2 * yo + 1) * w + 2 * ow];
+                let (dtop, dbottom) = dp[2 * yo * w..(2 * yo + 2) * w].split_at_mut(w);
+                let (dtop, dbottom) = (&mut dtop[..2 * ow], &mut dbottom[..2 * ow]);
+                for o in 0..ow {
+                    // Which element wins, as masks (no branches: random data would mispredict).
+                    let (a, b, c, d) = (top[2 * o], top[2 * o + 1], bottom[2 * o], bottom[2 * o + 1]);
+                    let s1 = b > a;
+                    let m1 = if s1 { b } else { a };
+                    let s2 = c > m1;
+                    let m2 = if s2 { c } else { m1 };
+                    let s3 = d > m2;
+                    let g = gr[o];
+                    dtop[2 * o] = if !s1 & !s2 & !s3 { g } else { z };
+                    dtop[2 * o + 1] = if s1 & !s2 & !s3 { g } else { z };
+                    dbottom[2 * o] = if s2 & !s3 { g } else { z };
+                    dbottom[2 * o + 1] = if s3 { g } else { z };
+                }
+            }
         }
     }
 }
@@ -295,12 +313,6 @@ fn fold_row<T: PoolFloat>(g: &Geom, max: bool, first: bool, row: &[T], out: &mut
 /// a NaN first element stays the maximum, later NaNs are skipped.
 fn pool_plane_2d<T: PoolFloat>(g: &Geom, kind: PoolKind, xs: &[T], ys: &mut [T]) {
     let (w, ow) = (g.inp[2], g.out[2]);
-    if kind == PoolKind::Max && is_2x2_tiling(g) {
-        for (yo, out) in ys.chunks_mut(ow).enumerate() {
-            max2x2_row(&xs[2 * yo * w..][..w], &xs[(2 * yo + 1) * w..][..w], out);
-        }
-        return;
-    }
     let max = kind == PoolKind::Max;
     let inner = interior_columns(g);
     for (yo, out) in ys.chunks_mut(ow).enumerate() {
@@ -328,7 +340,12 @@ pub fn pool_forward<T: PoolFloat>(g: &Geom, kind: PoolKind, x: &[T], y: &mut [T]
         y.fill(T::zero());
         return;
     }
+    let tiles = kind == PoolKind::Max && is_2x2_tiling(g);
     for_plane_chunks(y, op, plane_work(g), Cost::Read, |first, ys| {
+        if tiles {
+            let planes = ys.len() / op;
+            return max2x2_planes(&x[first * ip..(first + planes) * ip], ys, [g.inp[1], g.inp[2], g.out[1], g.out[2]]);
+        }
         for (j, ys) in ys.chunks_mut(op).enumerate() {
             let xs = &x[(first + j) * ip..][..ip];
             match kind {
@@ -382,21 +399,22 @@ pub fn pool_linear_backward<T: PoolFloat>(g: &Geom, kind: PoolKind, gy: &[T], dx
 /// Max pooling gradient: `dx[argmax(o)] += gy[o]` (first maximum of each window).
 pub fn pool_max_backward<T: PoolFloat>(g: &Geom, gy: &[T], x: &[T], dx: &mut [T]) {
     let (ip, op) = (g.in_plane(), g.out_plane());
-    dx.fill(T::zero());
+    let tiles = is_2x2_tiling(g);
+    // Tiles covering the whole plane write every element themselves.
+    if !(tiles && 2 * g.out[1] == g.inp[1] && 2 * g.out[2] == g.inp[2]) {
+        dx.fill(T::zero());
+    }
     if op == 0 || ip == 0 {
         return;
     }
     for_plane_chunks(dx, ip, plane_work(g), Cost::Read, |first, dxs| {
+        if tiles {
+            let planes = dxs.len() / ip;
+            let (gs, xs) = (&gy[first * op..(first + planes) * op], &x[first * ip..(first + planes) * ip]);
+            return max2x2_planes_backward(xs, gs, dxs, [g.inp[1], g.inp[2], g.out[1], g.out[2]]);
+        }
         for (j, ds) in dxs.chunks_mut(ip).enumerate() {
             let (gs, xs) = (&gy[(first + j) * op..][..op], &x[(first + j) * ip..][..ip]);
-            if is_2x2_tiling(g) {
-                let (w, ow) = (g.inp[2], g.out[2]);
-                for (yo, gr) in gs.chunks(ow).enumerate() {
-                    let (top, bottom) = ds[2 * yo * w..(2 * yo + 2) * w].split_at_mut(w);
-                    max2x2_row_backward(&xs[2 * yo * w..][..w], &xs[(2 * yo + 1) * w..][..w], gr, top, bottom);
-                }
-                continue;
-            }
             if is_2d(g) {
                 for_windows_2d(g, |o, win| {
                     if !is_empty_2d(win) {

@@ -115,11 +115,13 @@ impl Normalize {
     fn plan(&self, shape: &[usize]) -> Result<(Vec<f64>, Vec<f64>, usize, usize)> {
         let (c, plane) = match *shape {
             [c, h, w] | [_, c, h, w] => (c, h * w),
-            _ => return Err(Error::Shape(format!(
+            _ => {
+                return Err(Error::Shape(format!(
                 "{}: data must be a tensor of shape (channels, height, width) or (N, channels, height, width), got {}",
                 self.name(),
                 fmt_shape(shape)
-            ))),
+            )))
+            }
         };
         let mean = self.per_channel("mean", &self.mean, c, shape)?;
         let std = self.per_channel("std", &self.std, c, shape)?;

@@ -191,6 +191,9 @@ fn bnms_p() -> Params {
 fn o20_seq() -> Params {
     o20::sequence_p()
 }
+fn im_normalize() -> Params {
+    im::normalize_p()
+}
 fn o20_block() -> Params {
     o20::space_depth_p()
 }
@@ -517,7 +520,7 @@ table! {
     "_linalg_syevd" => matmul, none, la::forward, Some(la::grad);
     // nd.image
     "_image_to_tensor" => shape_more, none, im::forward, Some(im::grad);
-    "_image_normalize" => shape_more, im::normalize_p, im::forward, Some(im::grad);
+    "_image_normalize" => shape_more, im_normalize, im::forward, Some(im::grad);
     "_image_flip_left_right" => shape_more, none, im::forward, Some(im::grad);
     "_image_flip_top_bottom" => shape_more, none, im::forward, Some(im::grad);
     // ops20

@@ -6,9 +6,16 @@ in the main process: ``multiprocessing.Pool`` hands results over through threads
 GIL, and a training step holding the GIL starved them (the loop then waited on batches that were
 long done). Waiting here is a ``select`` on the pipe and the worker's exit sentinel, which
 releases the GIL and notices a dead worker at once.
+
+Workers run at a lower scheduling priority (``nice`` +10, or ``FERROGRAD_DATALOADER_NICE``; 0
+keeps the parent's): they use the CPU the training loop leaves idle, and a worker woken for its
+next batch no longer preempts the loop's own thread (measured on 2 cores: the loop's wait for
+data fell from 7-9% of a 2 ms step to 5%). When the loop waits for data, its cores are idle and
+the workers get them whatever their priority.
 """
 
 import multiprocessing
+import os
 import random
 import traceback
 from multiprocessing import connection
@@ -28,6 +35,18 @@ class WorkerDied(RuntimeError):
     """A worker process ended without answering (killed, or crashed in native code)."""
 
 
+def _lower_priority():
+    try:
+        step = int(os.environ.get("FERROGRAD_DATALOADER_NICE", "10"))
+    except ValueError:
+        step = 10
+    if step > 0:
+        try:
+            os.nice(step)
+        except OSError:  # not permitted here: run at the parent's priority
+            pass
+
+
 def _seed_worker(seed):
     # A forked worker starts with its parent's random states: each gets its own stream.
     random.seed(seed)
@@ -40,6 +59,7 @@ def _worker_loop(tasks, results, inherited, dataset, make_batch, seed):
     # another's task pipe open and neither would see EOF when the main process goes away.
     for conn in inherited:
         conn.close()
+    _lower_priority()
     _seed_worker(seed)
     while True:
         try:
