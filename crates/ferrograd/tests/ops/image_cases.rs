@@ -96,12 +96,12 @@ pub fn forward(name: &'static str) {
             }
             // One value for every channel, and the defaults (zero mean, unit std) for any count.
             let x = ramp(&[5, 1, 2]);
-            let y = call1(name, &[x.clone()], &[("mean", floats(&[1.0])), ("std", floats(&[2.0]))]);
+            let y = call1(name, std::slice::from_ref(&x), &[("mean", floats(&[1.0])), ("std", floats(&[2.0]))]);
             let want: Vec<f64> = x.to_f64_vec().iter().map(|v| (v - 1.0) / 2.0).collect();
             check_arr("normalize scalar", &y, &[5, 1, 2], F64, &want, 1e-12, 0.0);
             check_arr(
                 "normalize defaults",
-                &call1(name, &[x.clone()], &[]),
+                &call1(name, std::slice::from_ref(&x), &[]),
                 &[5, 1, 2],
                 F64,
                 &x.to_f64_vec(),
@@ -156,7 +156,7 @@ pub fn grad(name: &'static str) {
     let (h, w, c) = (shape[0], shape[1], shape[2]);
     let head: Vec<f64> = rng.signed(numel(shape), -1.0, 1.0).iter().map(|v| *v as f32 as f64).collect();
     let gy = f64s(&head, &[c, h, w]).astype(F32);
-    let got = eval_grad(op.as_ref(), &[x.clone()], &[gy]).expect("to_tensor gradient");
+    let got = eval_grad(op.as_ref(), std::slice::from_ref(&x), &[gy]).expect("to_tensor gradient");
     let dx = got[0].as_ref().expect("a float input has a gradient");
     let want: Vec<f64> = (0..numel(shape))
         .map(|i| {
