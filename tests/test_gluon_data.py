@@ -58,6 +58,7 @@ def test_samplers():
     np.random.seed(0)
     perm = list(gluon.data.RandomSampler(6))
     assert sorted(perm) == list(range(6)) and perm != list(range(6))
+    assert all(type(i) is int for i in perm)  # Python ints: cheap to send to workers
     seq = gluon.data.SequentialSampler(7)
     keep = gluon.data.BatchSampler(seq, 3, "keep")
     assert list(keep) == [[0, 1, 2], [3, 4, 5], [6]] and len(keep) == 3
@@ -501,3 +502,21 @@ def test_workers_run_at_lower_priority_unless_told_not_to(monkeypatch):
     monkeypatch.setenv("FERROGRAD_DATALOADER_NICE", "0")
     batch = next(iter(gluon.data.DataLoader(_Niceness(), batch_size=4, num_workers=1)))
     np.testing.assert_array_equal(batch.asnumpy(), [parent] * 4)
+
+
+class _NumpyIntSampler(gluon.data.Sampler):
+    """Yields NumPy integers, as samplers built on NumPy do."""
+
+    def __iter__(self):
+        return iter(np.arange(5, -1, -1))
+
+    def __len__(self):
+        return 6
+
+
+def test_workers_take_numpy_integer_indices():
+    data = gluon.data.SimpleDataset(np.arange(6, dtype=np.float32) * 10)
+    batches = list(gluon.data.DataLoader(data, batch_size=3, sampler=_NumpyIntSampler(),
+                                         num_workers=2))
+    np.testing.assert_array_equal(np.concatenate([b.asnumpy() for b in batches]),
+                                  [50, 40, 30, 20, 10, 0])

@@ -108,3 +108,16 @@ def test_fluent_methods_exist_for_every_stubbed_method():
     names = [line.split("def ")[1].split("(")[0] for line in block.splitlines() if "def " in line]
     assert names and all(hasattr(nd.NDArray, n) for n in names)
     assert not hasattr(nd.NDArray, "mish")  # no phantom methods
+
+
+def test_tuple_keywords_of_numpy_ints_bools_floats_and_none():
+    x = nd.arange(6)
+    # NumPy integers and bools make an integer tuple; floats and None MXNet's string form.
+    assert nd.reshape(x, shape=(np.int64(2), 3)).shape == (2, 3)
+    assert nd.reshape(x, shape=[True, 6]).shape == (1, 6)
+    assert nd.slice(x, begin=(1,), end=(None,)).asnumpy().tolist() == [1, 2, 3, 4, 5]
+    img = nd.ones((2, 1, 1))
+    out = nd.image.normalize(img, mean=(0.5, 0.25), std=(2, 0.5)).asnumpy().ravel()
+    np.testing.assert_allclose(out, [0.25, 1.5])
+    with pytest.raises(TypeError):
+        nd.reshape(x, shape=("2", 3))

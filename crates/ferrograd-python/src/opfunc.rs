@@ -301,28 +301,27 @@ pub(crate) fn attr_value(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
 /// tuple; floats (`multi_sgd_update`'s `lrs`, `normalize`'s `mean`) and `None` entries (slice's
 /// open ends) MXNet's string form, each float as Python writes it.
 fn sequence_value(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
-    let items: Vec<Bound<'_, PyAny>> = v.try_iter()?.collect::<PyResult<_>>()?;
-    let is_int =
-        |e: &Bound<'_, PyAny>| e.is_instance_of::<pyo3::types::PyInt>() && !e.is_instance_of::<pyo3::types::PyBool>();
-    if items.iter().all(is_int) {
-        return Ok(AttrValue::Tuple(items.iter().map(|e| e.extract()).collect::<PyResult<_>>()?));
-    }
-    let mut parts = Vec::with_capacity(items.len());
-    for e in &items {
+    let (mut ints, mut text, mut textual) = (Vec::new(), Vec::new(), false);
+    for e in v.try_iter()? {
+        let e = e?;
         if e.is_none() {
-            parts.push("None".to_string());
+            textual = true;
+            text.push("None".to_string());
         } else if e.is_instance_of::<pyo3::types::PyFloat>() {
-            parts.push(e.repr()?.extract()?);
+            textual = true;
+            text.push(e.repr()?.extract()?);
         } else {
-            // Integer-like objects (NumPy integers) print as integers.
-            parts.push(e.extract::<i64>()?.to_string());
+            // Integers, NumPy integers and bools.
+            let i: i64 = e.extract()?;
+            ints.push(i);
+            text.push(i.to_string());
         }
     }
-    if !items.iter().any(|e| e.is_instance_of::<pyo3::types::PyFloat>()) && items.iter().all(|e| !e.is_none()) {
-        return Ok(AttrValue::Tuple(items.iter().map(|e| e.extract()).collect::<PyResult<_>>()?));
+    if !textual {
+        return Ok(AttrValue::Tuple(ints));
     }
-    let comma = if parts.len() == 1 { "," } else { "" };
-    Ok(AttrValue::Str(format!("({}{comma})", parts.join(", "))))
+    let comma = if text.len() == 1 { "," } else { "" };
+    Ok(AttrValue::Str(format!("({}{comma})", text.join(", "))))
 }
 
 /// A parameter default as a Python value.

@@ -44,7 +44,9 @@ impl Op for ToTensor {
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (_, h, w, c) = hwc(self.name(), inputs[0].shape())?;
-        let src = Contig::new(&inputs[0].astype(DType::F32));
+        // Other dtypes are converted once; float32 is read in place.
+        let x = &inputs[0];
+        let src = if x.dtype() == DType::F32 { Contig::new(x) } else { Contig::new(&x.astype(DType::F32)) };
         let src = src.get::<f32>();
         let plane = h * w;
         outputs[0].write_out::<f32, _>(|out| {
@@ -88,26 +90,18 @@ pub struct Normalize {
 }
 
 impl Normalize {
-    /// `mean` or `std` spread over `channels`.
+    /// `mean` or `std` spread over `channels`; MXNet's four-value default counts as one value.
     fn per_channel(&self, what: &str, v: &[f64], channels: usize, shape: &[usize]) -> Result<Vec<f64>> {
-        let uniform = v.windows(2).all(|p| p[0] == p[1]);
+        let default: &[f64] = if what == "mean" { &[0.0; 4] } else { &[1.0; 4] };
         match v.len() {
             1 => Ok(vec![v[0]; channels]),
             l if l == channels => Ok(v.to_vec()),
-            l if l > 0 && uniform && *v == *Normalize::default_of(what) => Ok(vec![v[0]; channels]),
+            _ if v == default => Ok(vec![v[0]; channels]),
             l => Err(Error::Shape(format!(
                 "{}: {what} has {l} values; it needs 1 or one per channel ({channels}) for data of shape {}",
                 self.name(),
                 fmt_shape(shape)
             ))),
-        }
-    }
-
-    fn default_of(what: &str) -> &'static [f64] {
-        if what == "mean" {
-            &[0.0; 4]
-        } else {
-            &[1.0; 4]
         }
     }
 
