@@ -198,3 +198,53 @@ def test_bad_input_names_op_argument_and_shapes():
         mx.nd.RNN(x, p, h, h, state_size=4, num_layers=1, mode="lstm", projection_size=2)
     with pytest.raises(mx.base.MXNetError, match="use_sequence_length"):
         mx.nd.RNN(x, p, h, h, state_size=4, num_layers=1, mode="lstm", use_sequence_length=True)
+
+
+# Large enough (steps · rows · gates · hidden ≥ 2²²) for the recurrence to split the batch rows
+# over threads; 21 rows split unevenly (8 + 13).
+_BIG = dict(seq=6, batch=21, inp=8, hid=96)
+
+
+@pytest.mark.parametrize("mode,dirs", [("lstm", 2), ("gru", 1)])
+def test_batch_rows_split_over_threads_match_numpy(mode, dirs):
+    rng = np.random.RandomState(8)
+    x, p, h0, c0 = _random_inputs(mode, 2, dirs, rng, **_BIG)
+    p *= 0.3
+    want = numpy_rnn(x, p, h0, c0, mode, 2, dirs, _BIG["hid"])
+    args = [mx.nd.array(v, dtype="float64") for v in (x, p, h0) + ((c0,) if c0 is not None else ())]
+    outs = mx.nd.RNN(*args, state_size=_BIG["hid"], num_layers=2, mode=mode,
+                     bidirectional=dirs == 2, state_outputs=True)
+    for got, w in zip(outs, want, strict=False):
+        np.testing.assert_allclose(got.asnumpy(), w, rtol=1e-11, atol=1e-11)
+
+
+_BIG_RNN = """
+import sys
+import numpy as np, ferrograd as mx
+from ferrograd import autograd, nd
+rng = np.random.default_rng(4)
+seq, batch, inp, hid = 6, 21, 8, 96
+for mode, gates in (("lstm", 4), ("gru", 3), ("rnn_tanh", 1)):
+    size = 2 * gates * hid * (inp + hid + 2) + 2 * gates * hid * (2 * hid + hid + 2)
+    u = lambda *s: nd.array(rng.uniform(-0.3, 0.3, s).astype(np.float32))
+    xs = [u(seq, batch, inp), u(size), u(4, batch, hid)]
+    xs += [u(4, batch, hid)] if mode == "lstm" else []
+    for v in xs:
+        v.attach_grad()
+    with autograd.record():
+        outs = nd.RNN(*xs, state_size=hid, num_layers=2, mode=mode, bidirectional=True,
+                      state_outputs=True)
+    autograd.backward(outs, [u(*o.shape) for o in outs])
+    for a in list(outs) + [v.grad for v in xs]:
+        sys.stdout.buffer.write(a.asnumpy().tobytes())
+"""
+
+
+def test_rnn_bitwise_identical_for_any_thread_count():
+    import subprocess
+    import sys
+
+    runs = [subprocess.run([sys.executable, "-c", _BIG_RNN], capture_output=True, check=True,
+                           env=dict(os.environ, RAYON_NUM_THREADS=t)).stdout for t in ("1", "2")]
+    assert len(runs[0]) > 4 * 3 * 6 * 21 * 192
+    assert runs[0] == runs[1]

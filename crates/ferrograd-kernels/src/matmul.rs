@@ -6,7 +6,7 @@
 //! operands are just swapped strides, never copies.
 
 use crate::element::Element;
-use crate::gemm::Options;
+use crate::gemm::{Options, PackedB};
 use crate::par;
 
 /// A strided matrix operand.
@@ -30,7 +30,7 @@ const GEMM_PAR_MIN_WORK: usize = 1 << 20;
 const GEMM_PAR_MIN_DIM: usize = 32;
 
 /// Element types with a fast GEMM.
-pub trait GemmElement: Element {
+pub trait GemmElement: Element + crate::gemm::Packed {
     /// `c = a·b` (or `c += a·b` when `accumulate`).
     ///
     /// # Safety
@@ -183,6 +183,81 @@ pub fn gemm_with<T: GemmElement>(
             accumulate,
             options,
         )
+    }
+}
+
+/// A right operand `B` (`k×n`) prepared once for many products `C = A·B` with it (the
+/// recurrent weights at every step of an RNN): packed for the micro-kernels, or a row-major copy
+/// on CPUs without them. Each product gives the same bits as [`gemm`] with the original `B`.
+pub struct PackedRhs<T> {
+    k: usize,
+    n: usize,
+    repr: Rhs<T>,
+}
+
+enum Rhs<T> {
+    Panels(PackedB<T>),
+    Dense(Vec<T>),
+}
+
+impl<T: GemmElement> PackedRhs<T> {
+    /// Prepares `b` read through `(offset, row_stride, col_stride)` as a `k×n` matrix. Panics (a
+    /// bug, not user input) if the view reaches outside `b`.
+    pub fn new(k: usize, n: usize, b: &[T], b_view: (usize, isize, isize)) -> Self {
+        if k > 0 && n > 0 {
+            check_reach(b.len(), b_view, k, n);
+        }
+        let view = Mat { ptr: b.as_ptr().wrapping_add(b_view.0), row_stride: b_view.1, col_stride: b_view.2 };
+        // SAFETY: `check_reach` proved every position of the k×n view lies inside `b`.
+        let packed = if k > 0 && n > 0 { unsafe { PackedB::new(k, n, view) } } else { None };
+        let repr = match packed {
+            Some(p) => Rhs::Panels(p),
+            None => {
+                let (off, rs, cs) = b_view;
+                let at = |p: usize, j: usize| b[(off as isize + p as isize * rs + j as isize * cs) as usize];
+                Rhs::Dense((0..k * n).map(|i| at(i / n, i % n)).collect())
+            }
+        };
+        PackedRhs { k, n, repr }
+    }
+
+    /// `c = a·B` (or `c += a·B` when `accumulate`) into the contiguous row-major `m×n` `c`, on
+    /// the calling thread: callers that want threads give each its own rows of `a` and `c`.
+    pub fn gemm(&self, m: usize, a: &[T], a_view: (usize, isize, isize), c: &mut [T], accumulate: bool) {
+        let (k, n) = (self.k, self.n);
+        assert_eq!(c.len(), m * n, "gemm output size");
+        if m == 0 || n == 0 {
+            return;
+        }
+        if k == 0 {
+            if !accumulate {
+                c.fill(T::zero());
+            }
+            return;
+        }
+        check_reach(a.len(), a_view, m, k);
+        let c_mat = Mat { ptr: c.as_mut_ptr(), row_stride: n as isize, col_stride: 1 };
+        // SAFETY: `check_reach` proved the reads of `a` in bounds (and `new` those of B); `c` is
+        // an exclusive slice of exactly m·n elements.
+        unsafe {
+            let a_mat = Mat { ptr: a.as_ptr().add(a_view.0), row_stride: a_view.1, col_stride: a_view.2 };
+            match &self.repr {
+                Rhs::Panels(p) => p.gemm(m, c_mat, a_mat, accumulate),
+                Rhs::Dense(b) => {
+                    let b_mat = Mat { ptr: b.as_ptr(), row_stride: n as isize, col_stride: 1 };
+                    T::gemm_raw_with(
+                        m,
+                        n,
+                        k,
+                        c_mat,
+                        a_mat,
+                        b_mat,
+                        accumulate,
+                        Options { tasks: Some(1), ..Options::default() },
+                    )
+                }
+            }
+        }
     }
 }
 

@@ -7,15 +7,19 @@
 //! `n = tanh(x·W_in + b_in + r ⊙ (h·W_hn + b_hn))` and `h' = (1 − z) ⊙ n + z ⊙ h`.
 //!
 //! The input projections of all time steps are one GEMM per layer and direction; only the
-//! recurrent `h·W_h2hᵀ` product runs per step. The forward keeps in a *reserve* buffer what the
+//! recurrent `h·W_h2hᵀ` product runs per step, against weights packed once per layer, with the
+//! batch rows split over threads for the whole recurrence ([`steps`]). The forward keeps in a *reserve* buffer what the
 //! backward needs (each layer's output sequence, activated gates, LSTM cells, GRU `h·W_hn + b_hn`,
 //! dropout masks between layers), so the backward never recomputes the forward.
 
 use std::ops::{Add, Mul, Neg, Sub};
 
-use crate::matmul::{gemm, GemmElement};
+mod steps;
+
+use crate::matmul::{gemm, GemmElement, PackedRhs};
 use crate::rnn_cells as cells;
 use crate::vmath;
+use steps::Disjoint;
 
 /// The recurrence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,9 +200,7 @@ pub fn forward<T: RnnFloat>(
 ) {
     let (n, h, gh, dh) = (d.batch, d.hidden, d.gh(), d.dirs * d.hidden);
     let mut gi = vec![T::zero(); d.seq * n * gh];
-    let mut step = vec![T::zero(); n * gh];
-    let mut c_prev = vec![T::zero(); n * h];
-    let mut h_prev = vec![T::zero(); n * h];
+    let chunks = steps::row_chunks(d);
     let (lo, hi) = clip_bounds::<T>(d);
     for l in 0..d.layers {
         let lr = layer_res(d, l);
@@ -223,62 +225,23 @@ pub fn forward<T: RnnFloat>(
                 }
             }
             let s = l * d.dirs + dir;
-            if let Some(c0) = c0 {
-                c_prev.copy_from_slice(&c0[s * n * h..(s + 1) * n * h]);
-            }
-            for k in 0..d.seq {
-                let t = time(d, dir, k);
-                // The previous state, gathered into one contiguous (N, H) block: h0 or this
-                // layer's outputs at the previous step.
-                if k == 0 {
-                    h_prev.copy_from_slice(&h0[s * n * h..(s + 1) * n * h]);
-                } else {
-                    let at = lr.y.start - base + time(d, dir, k - 1) * n * dh + dir * h;
-                    for (b, row) in h_prev.chunks_exact_mut(h).enumerate() {
-                        row.copy_from_slice(&res[at + b * dh..at + b * dh + h]);
-                    }
-                }
-                // step = h_prev · W_h2hᵀ (b_h2h is added by the cell kernels).
-                gemm(n, gh, h, &h_prev, (0, h as isize, 1), w, (wh, 1, h as isize), &mut step, false);
-                // This direction's regions of the reserve: outputs, then gates and extra.
-                let (ys, tail) = res.split_at_mut(lr.gates[dir].start - base);
-                let (gates, tail) = tail.split_at_mut(lr.gates[dir].len());
-                let extra = &mut tail[..lr.extra[dir].len()];
-                let bias = &w[bh..bh + gh];
-                for b in 0..n {
-                    let gi_row = &gi[(t * n + b) * gh..(t * n + b + 1) * gh];
-                    let st = &step[b * gh..(b + 1) * gh];
-                    let g_row = &mut gates[(t * n + b) * gh..(t * n + b + 1) * gh];
-                    let y_at = lr.y.start - base + t * n * dh + b * dh + dir * h;
-                    let y_row = &mut ys[y_at..y_at + h];
-                    let e_row = (t * n + b) * h..(t * n + b + 1) * h;
-                    match d.mode {
-                        Mode::Relu | Mode::Tanh => {
-                            cells::simple_forward(gi_row, st, bias, d.mode == Mode::Tanh, g_row, y_row)
-                        }
-                        Mode::Lstm => cells::lstm_forward(
-                            gi_row,
-                            st,
-                            bias,
-                            lo,
-                            hi,
-                            &mut c_prev[b * h..(b + 1) * h],
-                            g_row,
-                            &mut extra[e_row],
-                            y_row,
-                        ),
-                        Mode::Gru => cells::gru_forward(
-                            gi_row,
-                            st,
-                            bias,
-                            &h_prev[b * h..(b + 1) * h],
-                            g_row,
-                            &mut extra[e_row],
-                            y_row,
-                        ),
-                    }
-                }
-            }
+            let states = s * n * h..(s + 1) * n * h;
+            let w_h = PackedRhs::new(h, gh, w, (wh, 1, h as isize));
+            let step = steps::Forward {
+                d,
+                dir,
+                gi: &gi,
+                w_h: &w_h,
+                bias: &w[bh..bh + gh],
+                h0: &h0[states.clone()],
+                c0: c0.map(|c| &c[states.clone()]),
+                clip: (lo, hi),
+                y_at: lr.y.start - base,
+                gates_at: lr.gates[dir].start - base,
+                extra_at: lr.extra[dir].start - base,
+            };
+            let out = Disjoint::new(res);
+            let cells = steps::run_chunks(&chunks, |rows| step.run(rows, &out));
             // Final states: the last processed step of this direction.
             let t_last = time(d, dir, d.seq.saturating_sub(1));
             for b in 0..n {
@@ -289,9 +252,12 @@ pub fn forward<T: RnnFloat>(
                     } else {
                         res[lr.y.start - base + t_last * n * dh + b * dh + dir * h + j]
                     };
-                    if d.mode == Mode::Lstm {
-                        cy[o] = if d.seq == 0 { c0.map_or(T::zero(), |c| c[o]) } else { c_prev[b * h + j] };
-                    }
+                }
+            }
+            if d.mode == Mode::Lstm {
+                // The cells after the last step (c0 itself for an empty sequence).
+                for (rows, c) in chunks.iter().zip(&cells) {
+                    cy[s * n * h + rows.start * h..s * n * h + rows.end * h].copy_from_slice(c);
                 }
             }
         }
@@ -330,10 +296,7 @@ pub fn backward<T: RnnFloat>(
     let rows = d.seq * n;
     let mut dgi = vec![T::zero(); rows * gh];
     let mut dgh = vec![T::zero(); rows * gh];
-    let mut dh_next = vec![T::zero(); n * h];
-    let mut dc_next = vec![T::zero(); n * h];
-    let mut dh_rec = vec![T::zero(); n * h];
-    let zeros = vec![T::zero(); h];
+    let chunks = steps::row_chunks(d);
     let (lo, hi) = clip_bounds::<T>(d);
     // Gradient w.r.t. the current layer's output sequence.
     let mut dy_l: Vec<T> = dy.to_vec();
@@ -355,83 +318,29 @@ pub fn backward<T: RnnFloat>(
             let gates = &reserve[lr.gates[dir].clone()];
             let extra = &reserve[lr.extra[dir].clone()];
             let st = s * n * h..(s + 1) * n * h;
-            match dhy {
-                Some(v) => dh_next.copy_from_slice(&v[st.clone()]),
-                None => dh_next.fill(T::zero()),
-            }
-            match dcy {
-                Some(v) if d.mode == Mode::Lstm => dc_next.copy_from_slice(&v[st.clone()]),
-                _ => dc_next.fill(T::zero()),
-            }
-            for k in (0..d.seq).rev() {
-                let t = time(d, dir, k);
-                let hp_at = |b: usize| {
-                    if k == 0 {
-                        &h0[st.start + b * h..st.start + (b + 1) * h]
-                    } else {
-                        let at = time(d, dir, k - 1) * n * dh + b * dh + dir * h;
-                        &y[at..at + h]
-                    }
-                };
-                for b in 0..n {
-                    let row = (t * n + b) * gh..(t * n + b + 1) * gh;
-                    let gr = &gates[row.clone()];
-                    let dy_at = t * n * dh + b * dh + dir * h;
-                    let dy_row = &dy_l[dy_at..dy_at + h];
-                    let dh_row = &dh_next[b * h..(b + 1) * h];
-                    // LSTM cells or GRU `h·W_hn + b_hn` (empty for the vanilla modes).
-                    let e_row = extra.get((t * n + b) * h..(t * n + b + 1) * h).unwrap_or(&[]);
-                    match d.mode {
-                        Mode::Relu | Mode::Tanh => cells::simple_backward(
-                            gr,
-                            dy_row,
-                            dh_row,
-                            d.mode == Mode::Tanh,
-                            &mut dgi[row.start..row.start + h],
-                        ),
-                        Mode::Lstm => {
-                            let cp: &[T] = if k == 0 {
-                                c0.map_or(&zeros[..], |c0| &c0[st.start + b * h..st.start + (b + 1) * h])
-                            } else {
-                                let at = (time(d, dir, k - 1) * n + b) * h;
-                                &extra[at..at + h]
-                            };
-                            cells::lstm_backward(
-                                gr,
-                                e_row,
-                                cp,
-                                dy_row,
-                                dh_row,
-                                lo,
-                                hi,
-                                &mut dc_next[b * h..(b + 1) * h],
-                                &mut dgi[row],
-                            )
-                        }
-                        Mode::Gru => cells::gru_backward(
-                            gr,
-                            e_row,
-                            hp_at(b),
-                            dy_row,
-                            dh_row,
-                            &mut dgi[row.clone()],
-                            &mut dgh[row],
-                            &mut dh_rec[b * h..(b + 1) * h],
-                        ),
-                    }
+            let w_h = PackedRhs::new(gh, h, w, (wh, h as isize, 1));
+            let step = steps::Backward {
+                d,
+                dir,
+                gates,
+                extra,
+                y,
+                dy: &dy_l,
+                h0: &h0[st.clone()],
+                c0: c0.map(|c| &c[st.clone()]),
+                dhy: dhy.map(|v| &v[st.clone()]),
+                dcy: dcy.map(|v| &v[st.clone()]),
+                w_h: &w_h,
+                clip: (lo, hi),
+            };
+            let (dgi_out, dgh_out) = (Disjoint::new(&mut dgi), Disjoint::new(&mut dgh));
+            let firsts = steps::run_chunks(&chunks, |rows| step.run(rows, &dgi_out, &dgh_out));
+            for (rows, (dh, dc)) in chunks.iter().zip(&firsts) {
+                let at = st.start + rows.start * h..st.start + rows.end * h;
+                dh0[at.clone()].copy_from_slice(dh);
+                if d.mode == Mode::Lstm {
+                    dc0[at].copy_from_slice(dc);
                 }
-                // dh_prev = dA_h · W_h2h (+ the direct path, GRU's z ⊙ dh).
-                let da_h: &[T] = if d.mode == Mode::Gru { &dgh } else { &dgi };
-                gemm(n, h, gh, da_h, (t * n * gh, gh as isize, 1), w, (wh, h as isize, 1), &mut dh_next, false);
-                if d.mode == Mode::Gru {
-                    for (a, &b) in dh_next.iter_mut().zip(&dh_rec) {
-                        *a = *a + b;
-                    }
-                }
-            }
-            dh0[st.clone()].copy_from_slice(&dh_next);
-            if d.mode == Mode::Lstm {
-                dc0[st.clone()].copy_from_slice(&dc_next);
             }
             let da_h: &[T] = if d.mode == Mode::Gru { &dgh } else { &dgi };
             // Weight gradients as whole-sequence GEMMs.

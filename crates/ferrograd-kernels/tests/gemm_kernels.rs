@@ -6,7 +6,7 @@ mod common;
 
 use common::Rng;
 use ferrograd_kernels::gemm::{Isa, Options};
-use ferrograd_kernels::matmul::{gemm_with, GemmElement};
+use ferrograd_kernels::matmul::{gemm_with, GemmElement, PackedRhs};
 use ferrograd_kernels::reference::matmul_f64;
 use ferrograd_kernels::Element;
 
@@ -265,4 +265,35 @@ fn exact_small_products() {
             assert_eq!(c, [19.0, 22.0, 43.0, 50.0], "{options:?}");
         }
     }
+}
+
+/// A right operand packed once (`PackedRhs`, the RNN's recurrent weights) gives the same bits
+/// as the plain product, for shapes crossing the K (256) and N (512) block sizes, partial row
+/// tiles, every layout of B and of A, with and without accumulation.
+fn check_packed_rhs<T: GemmElement>(seed: u64) {
+    let mut rng = Rng::new(seed);
+    for (m, k, n) in [(1, 1, 1), (7, 33, 65), (16, 200, 800), (13, 300, 530), (9, 257, 17), (33, 5, 1030)] {
+        for (si, sb) in STORES.into_iter().enumerate() {
+            let sa = STORES[(si + 1) % STORES.len()];
+            let a: Vec<T> = rng.vec(m * k, -1.0, 1.0);
+            let b: Vec<T> = rng.vec(k * n, -1.0, 1.0);
+            let c0: Vec<T> = rng.vec(m * n, -1.0, 1.0);
+            let (ab, av) = store(&a, m, k, sa);
+            let (bb, bv) = store(&b, k, n, sb);
+            let packed = PackedRhs::new(k, n, &bb, bv);
+            for accumulate in [false, true] {
+                let want = run((m, k, n), &a, &b, (sa, sb), &c0, accumulate, Options::default());
+                let mut got = c0.clone();
+                packed.gemm(m, &ab, av, &mut got, accumulate);
+                let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "{} {m}x{k}x{n} {sa:?}·{sb:?} acc={accumulate}", T::NAME);
+            }
+        }
+    }
+}
+
+#[test]
+fn packed_rhs_matches_plain_gemm_bitwise() {
+    check_packed_rhs::<f32>(91);
+    check_packed_rhs::<f64>(92);
 }

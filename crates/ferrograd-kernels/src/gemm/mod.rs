@@ -292,63 +292,176 @@ impl<T: Packed> Block<T> {
 
     /// `m×n×k` on the calling thread: loops over NC columns, KC depths, MC rows, then tiles.
     unsafe fn run(self, m: usize, n: usize, k: usize) {
-        let (mr, nr) = (self.mr, self.nr);
-        let (a, b, c) = (self.a.0, self.b.0, self.c.0);
+        let (nr, b) = (self.nr, self.b.0);
         T::with_buffers(|abuf, bbuf| {
-            let a_pack = aligned(abuf, T::MC.min(m).div_ceil(mr) * mr * T::KC.min(k));
             let b_pack = aligned(bbuf, T::NC.min(n).div_ceil(nr) * nr * T::KC.min(k));
-            for jc in (0..n).step_by(T::NC) {
-                let nc = T::NC.min(n - jc);
-                for pc in (0..k).step_by(T::KC) {
-                    let kc = T::KC.min(k - pc);
-                    let add_to_c = self.accumulate || pc > 0;
-                    // SAFETY: every index below stays inside the m×n×k problem the caller
-                    // vouched for; the packed buffers were sized for the largest block.
-                    unsafe {
-                        let b_blk =
-                            Mat { ptr: b.ptr.offset(pc as isize * b.row_stride + jc as isize * b.col_stride), ..b };
-                        pack::pack_b(b_blk, kc, nc, nr, b_pack);
-                        for ic in (0..m).step_by(T::MC) {
-                            let mc = T::MC.min(m - ic);
-                            let a_blk =
-                                Mat { ptr: a.ptr.offset(ic as isize * a.row_stride + pc as isize * a.col_stride), ..a };
-                            // A row- or column-major A is read in place (packing it would be a
-                            // transpose or a plain copy); other strides and the last, partial
-                            // panel are packed.
-                            let direct = a.row_stride == 1 || a.col_stride == 1;
-                            let full = if direct { mc / mr * mr } else { 0 };
-                            if full < mc {
-                                let rest = Mat { ptr: a_blk.ptr.offset(full as isize * a.row_stride), ..a };
-                                pack::pack_b(rest.transposed(), kc, mc - full, mr, a_pack);
-                            }
-                            for ir in (0..mc).step_by(mr) {
-                                for (jp, jr) in (0..nc).step_by(nr).enumerate() {
-                                    let bp = b_pack.add(jp * nr * kc);
-                                    let cp = c
-                                        .ptr
-                                        .offset((ic + ir) as isize * c.row_stride + (jc + jr) as isize * c.col_stride);
-                                    let (ap, steps) = if ir < full {
-                                        (a_blk.ptr.offset(ir as isize * a.row_stride), (a.row_stride, a.col_stride))
-                                    } else {
-                                        (a_pack.add((ir - full) * kc) as *const T, (1, mr as isize))
-                                    };
-                                    (self.kernel)(
-                                        kc,
-                                        ap,
-                                        steps,
-                                        bp,
-                                        cp,
-                                        (c.row_stride, c.col_stride),
-                                        mr.min(mc - ir),
-                                        nr.min(nc - jr),
-                                        add_to_c,
-                                    );
-                                }
+            // SAFETY: the block at (pc, jc) lies inside the k×n B the caller vouched for, and
+            // `b_pack` was sized for the largest block.
+            let pack_block = |jc: usize, pc: usize, kc: usize, nc: usize| unsafe {
+                let blk = Mat { ptr: b.ptr.offset(pc as isize * b.row_stride + jc as isize * b.col_stride), ..b };
+                pack::pack_b(blk, kc, nc, nr, b_pack);
+                b_pack as *const T
+            };
+            // SAFETY: forwarded from the caller's contract.
+            unsafe { self.run_blocks(m, n, k, abuf, pack_block) }
+        })
+    }
+
+    /// The blocked loops of [`Self::run`], with B's packed `kc×nc` block at `(pc, jc)` given by
+    /// `b_block(jc, pc, kc, nc)` (packed now, or once for many products: [`PackedB`]).
+    unsafe fn run_blocks(
+        self,
+        m: usize,
+        n: usize,
+        k: usize,
+        abuf: &mut Vec<T>,
+        mut b_block: impl FnMut(usize, usize, usize, usize) -> *const T,
+    ) {
+        let (mr, nr) = (self.mr, self.nr);
+        let (a, c) = (self.a.0, self.c.0);
+        let a_pack = aligned(abuf, T::MC.min(m).div_ceil(mr) * mr * T::KC.min(k));
+        for jc in (0..n).step_by(T::NC) {
+            let nc = T::NC.min(n - jc);
+            for pc in (0..k).step_by(T::KC) {
+                let kc = T::KC.min(k - pc);
+                let add_to_c = self.accumulate || pc > 0;
+                let b_pack = b_block(jc, pc, kc, nc);
+                // SAFETY: every index below stays inside the m×n×k problem the caller
+                // vouched for; the packed buffers hold the whole block.
+                unsafe {
+                    for ic in (0..m).step_by(T::MC) {
+                        let mc = T::MC.min(m - ic);
+                        let a_blk =
+                            Mat { ptr: a.ptr.offset(ic as isize * a.row_stride + pc as isize * a.col_stride), ..a };
+                        // A row- or column-major A is read in place (packing it would be a
+                        // transpose or a plain copy); other strides and the last, partial
+                        // panel are packed.
+                        let direct = a.row_stride == 1 || a.col_stride == 1;
+                        let full = if direct { mc / mr * mr } else { 0 };
+                        if full < mc {
+                            let rest = Mat { ptr: a_blk.ptr.offset(full as isize * a.row_stride), ..a };
+                            pack::pack_b(rest.transposed(), kc, mc - full, mr, a_pack);
+                        }
+                        for ir in (0..mc).step_by(mr) {
+                            for (jp, jr) in (0..nc).step_by(nr).enumerate() {
+                                let bp = b_pack.add(jp * nr * kc);
+                                let cp =
+                                    c.ptr.offset((ic + ir) as isize * c.row_stride + (jc + jr) as isize * c.col_stride);
+                                let (ap, steps) = if ir < full {
+                                    (a_blk.ptr.offset(ir as isize * a.row_stride), (a.row_stride, a.col_stride))
+                                } else {
+                                    (a_pack.add((ir - full) * kc) as *const T, (1, mr as isize))
+                                };
+                                (self.kernel)(
+                                    kc,
+                                    ap,
+                                    steps,
+                                    bp,
+                                    cp,
+                                    (c.row_stride, c.col_stride),
+                                    mr.min(mc - ir),
+                                    nr.min(nc - jr),
+                                    add_to_c,
+                                );
                             }
                         }
                     }
                 }
             }
+        }
+    }
+}
+
+/// A right operand packed once for many products `C = A·B` with the same `B` (an RNN's
+/// recurrent weights, used at every time step): the products skip packing B, and each element
+/// is the same sum, in the same order, as [`gemm`] gives.
+pub struct PackedB<T> {
+    k: usize,
+    n: usize,
+    kernel: Kernel<T>,
+    mr: usize,
+    nr: usize,
+    /// The `kc×nc` blocks in the order the products visit them (by NC columns, then KC depths).
+    blocks: Vec<T>,
+    /// Where each block starts in `blocks`, in the same order.
+    starts: Vec<usize>,
+}
+
+impl<T: Packed> PackedB<T> {
+    /// Packs the `k×n` matrix `b`; `None` when this CPU has no micro-kernel.
+    ///
+    /// # Safety
+    /// `b` is readable at every `(p, j)` with `p < k`, `j < n`.
+    pub unsafe fn new(k: usize, n: usize, b: Mat<*const T>) -> Option<Self> {
+        let (kernel, mr, nr) = T::kernel(Isa::detect()?);
+        let mut starts = Vec::new();
+        let mut len = 0;
+        for jc in (0..n).step_by(T::NC) {
+            for pc in (0..k).step_by(T::KC) {
+                starts.push(len);
+                len += T::NC.min(n - jc).div_ceil(nr) * nr * T::KC.min(k - pc);
+            }
+        }
+        // Blocks start 64-byte aligned, as the per-product buffers do.
+        let slack = 64 / std::mem::size_of::<T>();
+        let mut blocks = vec![T::default(); len + slack];
+        let base = blocks.as_ptr().align_offset(64).min(slack);
+        starts.iter_mut().for_each(|s| *s += base);
+        let mut at = starts.iter();
+        for jc in (0..n).step_by(T::NC) {
+            let nc = T::NC.min(n - jc);
+            for pc in (0..k).step_by(T::KC) {
+                let kc = T::KC.min(k - pc);
+                let start = at.next().copied().unwrap_or(base);
+                // SAFETY: the block lies inside `b` (caller's contract); its `nc·kc` slots (rounded
+                // up to whole panels) were counted into `blocks` above.
+                unsafe {
+                    let blk = Mat { ptr: b.ptr.offset(pc as isize * b.row_stride + jc as isize * b.col_stride), ..b };
+                    pack::pack_b(blk, kc, nc, nr, blocks.as_mut_ptr().add(start))
+                };
+            }
+        }
+        Some(PackedB { k, n, kernel, mr, nr, blocks, starts })
+    }
+
+    /// `c = a·B` (or `c += a·B`) for an `m×k` `a`, on the calling thread (callers that want
+    /// threads split the rows of `a` and `c`).
+    ///
+    /// # Safety
+    /// `a` is readable at every `(i, p)`, `i < m`, `p < k`; `c` writable at every `(i, j)`,
+    /// `j < n`, overlapping neither `a` nor the packed operand.
+    pub unsafe fn gemm(&self, m: usize, c: Mat<*mut T>, a: Mat<*const T>, accumulate: bool) {
+        if m == 0 || self.n == 0 || self.k == 0 {
+            if !accumulate {
+                for i in 0..m {
+                    for j in 0..self.n {
+                        // SAFETY: (i, j) is inside C's m×n extent (caller's contract).
+                        unsafe { *c.ptr.offset(i as isize * c.row_stride + j as isize * c.col_stride) = T::default() };
+                    }
+                }
+            }
+            return;
+        }
+        let b = Mat { ptr: self.blocks.as_ptr(), row_stride: 0, col_stride: 0 };
+        let block = Block {
+            kernel: self.kernel,
+            mr: self.mr,
+            nr: self.nr,
+            c: SendMat(c),
+            a: SendMat(a),
+            b: SendMat(b),
+            accumulate,
+        };
+        let mut next = self.starts.iter();
+        // The loops visit the blocks in packing order.
+        let b_block = |_: usize, _: usize, _: usize, _: usize| {
+            let start = next.next().copied().unwrap_or(0);
+            // SAFETY: `start` is a block's offset inside `blocks`.
+            unsafe { self.blocks.as_ptr().add(start) }
+        };
+        T::with_buffers(|abuf, _| {
+            // SAFETY: forwarded from the caller's contract; the blocks cover the k×n operand.
+            unsafe { block.run_blocks(m, self.n, self.k, abuf, b_block) }
         })
     }
 }
