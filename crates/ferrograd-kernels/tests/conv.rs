@@ -175,3 +175,18 @@ fn conv_backward_without_input_gives_zero_weight_gradient() {
     conv_backward(&s, &dy, None, &w, None, Some(&mut dw), None);
     assert!(dw.iter().all(|&v| v == 0.0));
 }
+
+#[test]
+fn channels_last_columns_on_small_maps_match_reference() {
+    // 8 or more channels on maps with short rows, in at least four batches (which then run in
+    // parallel), take the channels-last columns.
+    let base = Case { n: 130, c: 16, f: 8, groups: 1, inp: [1, 4, 4], k: [1, 3, 3], s: ONE, p: [0, 1, 1], d: ONE };
+    check(base, 30); // 16 positions: 32 images per batch, five batches, the last partial
+    let strided =
+        Case { n: 141, c: 8, f: 5, inp: [1, 9, 8], k: [1, 3, 2], s: [1, 2, 3], p: [0, 2, 1], d: [1, 2, 1], ..base };
+    check(strided, 31);
+    check(Case { n: 45, c: 9, f: 3, inp: [3, 4, 5], k: [2, 3, 2], p: [1, 0, 1], ..base }, 32);
+    // Padding beyond the kernel's reach: whole windows in the padding.
+    check(Case { n: 130, c: 8, f: 3, inp: [1, 2, 2], p: [0, 2, 2], ..base }, 33);
+    check(Case { n: 105, c: 12, f: 7, inp: [1, 1, 20], k: [1, 1, 3], p: [0, 0, 1], ..base }, 34);
+}

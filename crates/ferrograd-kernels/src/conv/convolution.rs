@@ -8,6 +8,8 @@
 //! depends only on the problem (a column-buffer budget), and the GEMMs' own parallelism keeps the
 //! summation order fixed, so results are bitwise identical for any thread count.
 
+use super::channels_last;
+use super::cols::{col2im_channel, im2col_channel, Pad};
 use super::depthwise::{depthwise_backward, depthwise_forward, is_depthwise};
 use super::{for_plane_chunks, Geom};
 use crate::element::Element;
@@ -21,103 +23,6 @@ const TARGET_COLS: usize = 512;
 const COL_BUDGET: usize = 1 << 21;
 /// Elements of weight-gradient partials that parallel batches may hold at once.
 const PARTIAL_BUDGET: usize = 1 << 22;
-
-/// Output positions `o` in `[lo, hi)` with `0 <= o*s + off < n_in`.
-#[inline]
-pub(super) fn valid_range(n_out: usize, s: usize, off: isize, n_in: usize) -> (usize, usize) {
-    let s = s as isize;
-    let lo = if off >= 0 { 0 } else { ((-off) + s - 1) / s };
-    let lim = n_in as isize - off;
-    let hi = if lim <= 0 { 0 } else { (lim + s - 1) / s };
-    let hi = (hi as usize).min(n_out);
-    ((lo as usize).min(hi), hi)
-}
-
-/// Calls `f(row, kd, kh, kw)` for each kernel offset of one channel, in im2col row order.
-#[inline]
-pub(super) fn for_kernel_rows(g: &Geom, mut f: impl FnMut(usize, usize, usize, usize)) {
-    let mut row = 0;
-    for kd in 0..g.k[0] {
-        for kh in 0..g.k[1] {
-            for kw in 0..g.k[2] {
-                f(row, kd, kh, kw);
-                row += 1;
-            }
-        }
-    }
-}
-
-/// im2col of one channel plane `xc`: row `r` (kernel offset `kd, kh, kw`) of `out_plane` values
-/// lands at `cols[r*ld..]`; `cols[(kd,kh,kw), (od,oh,ow)] = xc[od*s+kd*d-p, ...]`, zero outside.
-fn im2col_channel<T: Element>(xc: &[T], g: &Geom, cols: &mut [T], ld: usize) {
-    let [id, ih, iw] = g.inp;
-    let [od, oh, ow] = g.out;
-    for_kernel_rows(g, |row, kd, kh, kw| {
-        let dst = &mut cols[row * ld..row * ld + g.out_plane()];
-        let off_w = (kw * g.d[2]) as isize - g.p[2] as isize;
-        let (lo, hi) = valid_range(ow, g.s[2], off_w, iw);
-        for zo in 0..od {
-            let z = (zo * g.s[0] + kd * g.d[0]) as isize - g.p[0] as isize;
-            for yo in 0..oh {
-                let seg = &mut dst[(zo * oh + yo) * ow..(zo * oh + yo + 1) * ow];
-                let y = (yo * g.s[1] + kh * g.d[1]) as isize - g.p[1] as isize;
-                if z < 0 || z >= id as isize || y < 0 || y >= ih as isize || lo >= hi {
-                    seg.fill(T::zero());
-                    continue;
-                }
-                let src = &xc[(z as usize * ih + y as usize) * iw..][..iw];
-                seg[..lo].fill(T::zero());
-                seg[hi..].fill(T::zero());
-                if g.s[2] == 1 {
-                    let start = (lo as isize + off_w) as usize;
-                    seg[lo..hi].copy_from_slice(&src[start..start + (hi - lo)]);
-                } else {
-                    for (o, v) in seg[lo..hi].iter_mut().enumerate() {
-                        *v = src[(((lo + o) * g.s[2]) as isize + off_w) as usize];
-                    }
-                }
-            }
-        }
-    });
-}
-
-/// The adjoint of [`im2col_channel`]: `xc[...] += cols[(k), o]` over every window position.
-fn col2im_channel<T: Element + std::ops::AddAssign>(cols: &[T], g: &Geom, ld: usize, xc: &mut [T]) {
-    let [id, ih, iw] = g.inp;
-    let [od, oh, ow] = g.out;
-    for_kernel_rows(g, |row, kd, kh, kw| {
-        let src_row = &cols[row * ld..row * ld + g.out_plane()];
-        let off_w = (kw * g.d[2]) as isize - g.p[2] as isize;
-        let (lo, hi) = valid_range(ow, g.s[2], off_w, iw);
-        if lo >= hi {
-            return;
-        }
-        for zo in 0..od {
-            let z = (zo * g.s[0] + kd * g.d[0]) as isize - g.p[0] as isize;
-            if z < 0 || z >= id as isize {
-                continue;
-            }
-            for yo in 0..oh {
-                let y = (yo * g.s[1] + kh * g.d[1]) as isize - g.p[1] as isize;
-                if y < 0 || y >= ih as isize {
-                    continue;
-                }
-                let seg = &src_row[(zo * oh + yo) * ow..(zo * oh + yo + 1) * ow];
-                let dst = &mut xc[(z as usize * ih + y as usize) * iw..][..iw];
-                if g.s[2] == 1 {
-                    let start = (lo as isize + off_w) as usize;
-                    for (d, &v) in dst[start..start + (hi - lo)].iter_mut().zip(&seg[lo..hi]) {
-                        *d += v;
-                    }
-                } else {
-                    for (o, &v) in seg[lo..hi].iter().enumerate() {
-                        dst[(((lo + o) * g.s[2]) as isize + off_w) as usize] += v;
-                    }
-                }
-            }
-        }
-    });
-}
 
 /// Shape of a grouped convolution: `f` filters, `groups` groups, geometry `g` (g.c = all input
 /// channels). Weight is `(f, g.c/groups, k...)`, contiguous.
@@ -156,7 +61,7 @@ impl ConvShape {
     /// Whether batches run in parallel (each GEMM on one thread) rather than one after another
     /// (each GEMM parallel inside): only with enough batches to share out evenly and with small
     /// weight-gradient partials. Either way gives the same bits.
-    fn parallel_batches(&self) -> bool {
+    pub(super) fn parallel_batches(&self) -> bool {
         let n_batches = self.n.div_ceil(self.batch_images());
         n_batches >= 4 && (n_batches - 1) * self.f * self.cg_k() <= PARTIAL_BUDGET
     }
@@ -178,10 +83,11 @@ fn fill_cols<T: Element>(s: &ConvShape, x: &[T], images: usize, cols: &mut [T]) 
     let ld = images * p;
     let mut blocks: Vec<(usize, &mut [T])> = cols.chunks_mut((k * ld).max(1)).enumerate().collect();
     par::for_each_chunk_weighted(&mut blocks, k * ld, Cost::Light, |_, part| {
+        let mut pad = Pad::default();
         for (c, block) in part.iter_mut() {
             for j in 0..images {
                 let xc = &x[j * xin + *c * plane..][..plane];
-                im2col_channel(xc, &s.g, &mut block[j * p..], ld);
+                im2col_channel(xc, &s.g, &mut block[j * p..], ld, &mut pad);
             }
         }
     });
@@ -194,10 +100,11 @@ fn scatter_cols<T: Element + std::ops::AddAssign>(s: &ConvShape, dcols: &[T], im
     let ld = images * p;
     let mut imgs: Vec<(usize, &mut [T])> = dx.chunks_mut(xin.max(1)).enumerate().collect();
     par::for_each_chunk_weighted(&mut imgs, s.rows() * p, Cost::Light, |_, part| {
+        let mut pad = Pad::default();
         for (j, xi) in part.iter_mut() {
             xi.fill(T::zero());
             for (c, xc) in xi.chunks_mut(plane.max(1)).enumerate() {
-                col2im_channel(&dcols[c * k * ld + *j * p..], &s.g, ld, xc);
+                col2im_channel(&dcols[c * k * ld + *j * p..], &s.g, ld, xc, &mut pad);
             }
         }
     });
@@ -326,6 +233,23 @@ fn forward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign, E: Fn(usize
     let (p, ck, fg) = (s.g.out_plane(), s.cg_k(), s.fg());
     let ld = images * p;
     T::with_scratch(|cols, ybuf| {
+        if channels_last::applies(s) {
+            // Transposed columns (ld × K·C) against the reordered weight (F × K·C).
+            let w_kc = channels_last::weight_to_kc(s, w);
+            let cols_t = grown(cols, ld * ck);
+            channels_last::fill_cols_t(s, xs, images, &mut Vec::new(), cols_t);
+            let cols_t: &[T] = cols_t;
+            let product =
+                |out: &mut [T]| gemm(s.f, ld, ck, &w_kc, (0, ck as isize, 1), cols_t, (0, 1, ck as isize), out, false);
+            if images == 1 {
+                product(ys);
+            } else {
+                let batched = grown(ybuf, s.f * ld);
+                product(batched);
+                scatter_batch(batched, s.f, p, images, ys);
+            }
+            return;
+        }
         let cols_ref: &[T] = if s.g.trivial() && images == 1 {
             xs
         } else {
@@ -379,7 +303,7 @@ type BackwardBatch<'a, T> = (usize, Option<&'a mut [T]>, Option<&'a mut [T]>);
 /// The weight gradient is the sum of one partial per batch, added in batch order whether the
 /// batches ran in parallel or one after another.
 #[allow(clippy::too_many_arguments)]
-pub fn conv_backward<T: GemmElement + std::ops::AddAssign + std::ops::Mul<Output = T>>(
+pub fn conv_backward<T: GemmElement + ConvScratch + std::ops::AddAssign + std::ops::Mul<Output = T>>(
     s: &ConvShape,
     dy: &[T],
     x: Option<&[T]>,
@@ -449,8 +373,9 @@ pub fn conv_backward<T: GemmElement + std::ops::AddAssign + std::ops::Mul<Output
 }
 
 /// One batch of [`conv_backward`]: its data gradient `dxs` (overwritten) and its weight-gradient
-/// partial `dws` (overwritten).
-fn backward_batch<T: GemmElement + std::ops::AddAssign>(
+/// partial `dws` (overwritten). The batched `dy` and the columns live in the thread's scratch
+/// (as the forward's do): every element used is written before it is read.
+fn backward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign>(
     s: &ConvShape,
     dy: &[T],
     x: Option<&[T]>,
@@ -464,46 +389,68 @@ fn backward_batch<T: GemmElement + std::ops::AddAssign>(
     let images = s.batch_images().min(s.n - start);
     let ld = images * p;
     let dys = &dy[start * yout..(start + images) * yout];
-    let mut dybuf = Vec::new();
-    let dyb: &[T] = if images == 1 {
-        dys
-    } else {
-        dybuf.resize(s.f * ld, T::zero());
-        gather_batch(dys, s.f, p, images, &mut dybuf);
-        &dybuf
-    };
-    if let Some(dxs) = dxs {
-        // dcols = Wᵀ·dy per group, then scattered into dx (a 1x1 kernel's single image is dx).
-        let direct = s.g.trivial() && images == 1;
-        let mut dcols = Vec::new();
-        let target: &mut [T] = if direct {
-            &mut *dxs
+    T::with_scratch(|cols, dybuf| {
+        let dyb: &[T] = if images == 1 {
+            dys
         } else {
-            dcols.resize(s.rows() * ld, T::zero());
-            &mut dcols
+            let batched = grown(dybuf, s.f * ld);
+            gather_batch(dys, s.f, p, images, batched);
+            batched
         };
-        for_groups(target, s.groups, fg * ck * ld, |gi, out| {
-            gemm(ck, ld, fg, w, (gi * fg * ck, 1, ck as isize), dyb, (gi * fg * ld, ld as isize, 1), out, false)
-        });
-        if !direct {
-            scatter_cols(s, &dcols, images, dxs);
+        if channels_last::applies(s) {
+            let w_kc = channels_last::weight_to_kc(s, w);
+            let cols_t = grown(cols, ld * ck);
+            if let Some(dxs) = dxs {
+                // dcolsᵀ (ld × K·C) = dyᵀ · W, scattered back into dx.
+                gemm(ld, ck, s.f, dyb, (0, 1, ld as isize), &w_kc, (0, ck as isize, 1), cols_t, false);
+                channels_last::scatter_cols_t(s, cols_t, images, &mut Vec::new(), dxs);
+            }
+            if let (Some(dws), Some(x)) = (dws, x) {
+                let xs = &x[start * xin..(start + images) * xin];
+                channels_last::fill_cols_t(s, xs, images, &mut Vec::new(), cols_t);
+                // dW (F × K·C) = dy · colsᵀᵀ, then back to (F, C, K).
+                let mut dw_kc = vec![T::zero(); s.f * ck];
+                gemm(s.f, ck, ld, dyb, (0, ld as isize, 1), cols_t, (0, ck as isize, 1), &mut dw_kc, false);
+                channels_last::weight_from_kc(s, &dw_kc, dws);
+            }
+            return;
         }
-    }
-    if let (Some(dws), Some(x)) = (dws, x) {
-        let xs = &x[start * xin..(start + images) * xin];
-        let mut cols = Vec::new();
-        let cols_ref: &[T] = if s.g.trivial() && images == 1 {
-            xs
-        } else {
-            cols.resize(s.rows() * ld, T::zero());
-            fill_cols(s, xs, images, &mut cols);
-            &cols
-        };
-        // dW = dy·colsᵀ per group, over every position of every image in the batch.
-        for_groups(dws, s.groups, fg * ck * ld, |gi, out| {
-            gemm(fg, ck, ld, dyb, (gi * fg * ld, ld as isize, 1), cols_ref, (gi * ck * ld, 1, ld as isize), out, false)
-        });
-    }
+        if let Some(dxs) = dxs {
+            // dcols = Wᵀ·dy per group, then scattered into dx (a 1x1 kernel's single image is dx).
+            let direct = s.g.trivial() && images == 1;
+            let target: &mut [T] = if direct { &mut *dxs } else { grown(cols, s.rows() * ld) };
+            for_groups(target, s.groups, fg * ck * ld, |gi, out| {
+                gemm(ck, ld, fg, w, (gi * fg * ck, 1, ck as isize), dyb, (gi * fg * ld, ld as isize, 1), out, false)
+            });
+            if !direct {
+                scatter_cols(s, &cols[..s.rows() * ld], images, dxs);
+            }
+        }
+        if let (Some(dws), Some(x)) = (dws, x) {
+            let xs = &x[start * xin..(start + images) * xin];
+            let cols_ref: &[T] = if s.g.trivial() && images == 1 {
+                xs
+            } else {
+                let cols = grown(cols, s.rows() * ld);
+                fill_cols(s, xs, images, cols);
+                cols
+            };
+            // dW = dy·colsᵀ per group, over every position of every image in the batch.
+            for_groups(dws, s.groups, fg * ck * ld, |gi, out| {
+                gemm(
+                    fg,
+                    ck,
+                    ld,
+                    dyb,
+                    (gi * fg * ld, ld as isize, 1),
+                    cols_ref,
+                    (gi * ck * ld, 1, ld as isize),
+                    out,
+                    false,
+                )
+            });
+        }
+    })
 }
 
 /// `db[f] = Σ dy[:, f, ...]`, accumulated in f64 per filter in image order.

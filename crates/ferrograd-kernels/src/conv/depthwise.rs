@@ -7,7 +7,8 @@
 //! planes (forward, data gradient) or whole channels (weight gradient, images summed in order),
 //! so results do not depend on the thread count.
 
-use super::convolution::{for_kernel_rows, valid_range, ConvShape};
+use super::cols::{for_kernel_rows, valid_range};
+use super::convolution::ConvShape;
 use crate::element::Element;
 use crate::par::{self, Cost};
 

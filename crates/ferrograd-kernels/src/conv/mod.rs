@@ -3,6 +3,8 @@
 //! Every spatial problem is normalised to three spatial axes (1-D and 2-D problems get leading
 //! axes of size 1), so one im2col/col2im pair and one pooling loop serve 1-D, 2-D and 3-D.
 
+mod channels_last;
+mod cols;
 mod convolution;
 mod depthwise;
 mod pool;

@@ -4,37 +4,92 @@
 use super::PoolFloat;
 use crate::element::Element;
 use crate::par::{self, Cost};
-use crate::reduce::{fold_lanes, Reducer};
 use crate::simd_dispatch;
 
-/// `Σ f(x)` accumulated in f64 (`f` sees the element as f64): the statistics' passes.
-#[derive(Clone, Copy)]
-struct SumOf<F>(F);
+/// One channel's values in an `(outer, mid, inner)` view: `count` runs of `len` values, `stride`
+/// apart, from `start`.
+#[derive(Clone, Copy, Debug)]
+pub struct Segments {
+    pub start: usize,
+    pub count: usize,
+    pub stride: usize,
+    pub len: usize,
+}
 
-impl<T: Element, F: Fn(f64) -> f64 + Copy + Send + Sync> Reducer<T> for SumOf<F> {
-    type Acc = f64;
-    #[inline(always)]
-    fn init(&self) -> f64 {
-        0.0
+impl Segments {
+    /// Channel `m` of the `(outer, mid, inner)` view.
+    fn channel(m: usize, outer: usize, mid: usize, inner: usize) -> Self {
+        Segments { start: m * inner, count: outer, stride: mid * inner, len: inner }
     }
-    #[inline(always)]
-    fn fold(&self, a: f64, x: T) -> f64 {
-        a + (self.0)(x.to_f64())
-    }
-    #[inline(always)]
-    fn combine(&self, a: f64, b: f64) -> f64 {
-        a + b
+    fn run<'a, T>(&self, x: &'a [T], o: usize) -> &'a [T] {
+        &x[self.start + o * self.stride..][..self.len]
     }
 }
 
-/// `Σx` in f64 (the statistics' first pass).
-fn sum_f64<T: Element>(s: &[T]) -> f64 {
-    fold_lanes(s, SumOf(|v: f64| v))
+/// Lanes the channel sums keep across runs: short runs (the 4×4 and 8×8 planes of small
+/// networks) would otherwise pay a fold of the lanes each.
+const LANES: usize = 16;
+
+simd_dispatch! {
+    /// `Σ (x - center)` (or `Σ (x - center)²` when `square`) in f64 over a channel's runs.
+    pub fn channel_moment<T>(x: &[T], seg: Segments, center: f64, square: bool) -> f64
+    where { T: Element }
+    {
+        let (mut acc, mut tail) = ([0.0f64; LANES], 0.0f64);
+        for o in 0..seg.count {
+            let run = seg.run(x, o);
+            let chunks = run.chunks_exact(LANES);
+            let rest = chunks.remainder();
+            if square {
+                for c in chunks {
+                    for i in 0..LANES {
+                        let d = c[i].to_f64() - center;
+                        acc[i] = d.mul_add(d, acc[i]);
+                    }
+                }
+                for v in rest {
+                    let d = v.to_f64() - center;
+                    tail += d * d;
+                }
+            } else {
+                for c in chunks {
+                    for i in 0..LANES {
+                        acc[i] += c[i].to_f64() - center;
+                    }
+                }
+                for v in rest {
+                    tail += v.to_f64() - center;
+                }
+            }
+        }
+        acc.iter().sum::<f64>() + tail
+    }
 }
 
-/// `Σ(x - mean)²` in f64 (the second pass: no cancellation).
-fn sq_dev<T: Element>(s: &[T], mean: f64) -> f64 {
-    fold_lanes(s, SumOf(move |v: f64| (v - mean) * (v - mean)))
+simd_dispatch! {
+    /// `(Σ u, Σ u·v)` in f64 over a channel's runs of two equally shaped arrays.
+    pub fn channel_sum_dot<T>(u: &[T], v: &[T], seg: Segments) -> (f64, f64)
+    where { T: Element }
+    {
+        let (mut s1, mut s2) = ([0.0f64; LANES], [0.0f64; LANES]);
+        let (mut t1, mut t2) = (0.0f64, 0.0f64);
+        for o in 0..seg.count {
+            let (ru, rv) = (seg.run(u, o), seg.run(v, o));
+            let (cu, cv) = (ru.chunks_exact(LANES), rv.chunks_exact(LANES));
+            for (a, b) in cu.remainder().iter().zip(cv.remainder()) {
+                t1 += a.to_f64();
+                t2 += a.to_f64() * b.to_f64();
+            }
+            for (a, b) in cu.zip(cv) {
+                for i in 0..LANES {
+                    let x = a[i].to_f64();
+                    s1[i] += x;
+                    s2[i] = x.mul_add(b[i].to_f64(), s2[i]);
+                }
+            }
+        }
+        (s1.iter().sum::<f64>() + t1, s2.iter().sum::<f64>() + t2)
+    }
 }
 
 /// Normalisation statistics of `x` viewed as `(outer, mid, inner)`: when `per_mid`, one
@@ -47,18 +102,17 @@ pub fn norm_stats<T: Element>(x: &[T], outer: usize, mid: usize, inner: usize, p
     if per_mid {
         par::map_tasks(mid, total, Cost::Read, |m| {
             let n = (outer * inner).max(1) as f64;
-            let seg = |o: usize| &x[(o * mid + m) * inner..(o * mid + m + 1) * inner];
-            let mean = (0..outer).map(|o| sum_f64(seg(o))).sum::<f64>() / n;
-            let var = (0..outer).map(|o| sq_dev(seg(o), mean)).sum::<f64>() / n;
-            (mean, var)
+            let seg = Segments::channel(m, outer, mid, inner);
+            let mean = channel_moment(x, seg, 0.0, false) / n;
+            (mean, channel_moment(x, seg, mean, true) / n)
         })
     } else if inner == 1 {
         // Each statistic covers one contiguous row of `mid` elements (LayerNorm on the last axis).
         par::map_tasks(outer, total, Cost::Read, |o| {
-            let row = &x[o * mid..(o + 1) * mid];
+            let row = Segments { start: o * mid, count: 1, stride: 0, len: mid };
             let n = mid.max(1) as f64;
-            let mean = sum_f64(row) / n;
-            (mean, sq_dev(row, mean) / n)
+            let mean = channel_moment(x, row, 0.0, false) / n;
+            (mean, channel_moment(x, row, mean, true) / n)
         })
     } else {
         par::map_tasks(outer * inner, total, Cost::Read, |r| {
@@ -98,42 +152,10 @@ pub fn channel_affine<T: PoolFloat + std::ops::Sub<Output = T>>(
     });
 }
 
-simd_dispatch! {
-    /// `(Σ u, Σ u·v)` in f64 over two equally long slices, in 16 interleaved lanes each.
-    pub fn sum_and_dot<T>(u: &[T], v: &[T]) -> (f64, f64)
-    where { T: Element }
-    {
-        const L: usize = 16;
-        let (mut s1, mut s2) = ([0.0f64; L], [0.0f64; L]);
-        let (cu, cv) = (u.chunks_exact(L), v.chunks_exact(L));
-        let (ru, rv) = (cu.remainder(), cv.remainder());
-        for (a, b) in cu.zip(cv) {
-            for i in 0..L {
-                let x = a[i].to_f64();
-                s1[i] += x;
-                s2[i] = x.mul_add(b[i].to_f64(), s2[i]);
-            }
-        }
-        let (mut t1, mut t2) = (s1.iter().sum::<f64>(), s2.iter().sum::<f64>());
-        for (a, b) in ru.iter().zip(rv) {
-            t1 += a.to_f64();
-            t2 += a.to_f64() * b.to_f64();
-        }
-        (t1, t2)
-    }
-}
-
 /// Per-`mid` sums `(Σ u, Σ u·v)` over the `(outer, mid, inner)` view (f64 accumulation).
 pub fn channel_dot<T: Element>(u: &[T], v: &[T], outer: usize, mid: usize, inner: usize) -> Vec<(f64, f64)> {
     par::map_tasks(mid, 2 * outer * mid * inner, Cost::Read, |m| {
-        let (mut s1, mut s2) = (0.0f64, 0.0f64);
-        for o in 0..outer {
-            let r = (o * mid + m) * inner..(o * mid + m + 1) * inner;
-            let (a, b) = sum_and_dot(&u[r.clone()], &v[r]);
-            s1 += a;
-            s2 += b;
-        }
-        (s1, s2)
+        channel_sum_dot(u, v, Segments::channel(m, outer, mid, inner))
     })
 }
 
