@@ -154,6 +154,56 @@ def test_box_nms_against_a_reference_and_its_gradient():
         assert mx.sym.contrib.quadratic(mx.sym.var("d")).name == "quadratic0"
 
 
+def _random_corner_boxes(rng, shape):
+    lo = rng.random(shape + (2,))
+    return np.concatenate([lo, lo + rng.random(shape + (2,)) + 0.05], axis=-1)
+
+
+def test_box_iou_many_pairs_in_parallel_against_numpy():
+    # 300 x 400 pairs: enough for the pairs to split over threads.
+    rng = np.random.default_rng(13)
+    a, b = _random_corner_boxes(rng, (300,)), _random_corner_boxes(rng, (400,))
+    got = nd.contrib.box_iou(nd.array(a, dtype="float64"), nd.array(b, dtype="float64"))
+    np.testing.assert_allclose(got.asnumpy(), _corner_iou(a, b), rtol=1e-12)
+
+
+def test_box_nms_many_batch_items_against_the_reference():
+    rng = np.random.default_rng(17)
+    lo = rng.random((24, 60, 2)) * 4
+    boxes = np.concatenate([rng.random((24, 60, 1)), lo, lo + 1 + rng.random((24, 60, 2))], -1)
+    out = nd.contrib.box_nms(nd.array(boxes, dtype="float64"), overlap_thresh=0.3,
+                             coord_start=1, score_index=0).asnumpy()
+    for item, got in zip(boxes, out, strict=True):
+        np.testing.assert_array_equal(got, _nms_reference(item, 0.3)[0])
+
+
+_BIG_BOXES = """
+import sys
+import numpy as np, ferrograd as mx
+nd = mx.nd
+rng = np.random.default_rng(21)
+lo = rng.random((64, 120, 2)) * 4
+boxes = np.concatenate([rng.random((64, 120, 1)), lo, lo + 1 + rng.random((64, 120, 2))], -1)
+outs = nd.contrib.box_nms(nd.array(boxes), overlap_thresh=0.4, coord_start=1, score_index=0)
+outs = [outs, nd.contrib.box_iou(nd.array(boxes[:, :, 1:].reshape(-1, 4)[:400]),
+                                 nd.array(boxes[:, :, 1:].reshape(-1, 4)[400:800]))]
+outs += list(nd.contrib.bipartite_matching(nd.array(rng.random((48, 40, 50))), threshold=0.5))
+for o in outs:
+    sys.stdout.buffer.write(o.asnumpy().tobytes())
+"""
+
+
+def test_box_ops_bitwise_identical_for_any_thread_count():
+    import os
+    import subprocess
+    import sys
+
+    runs = [subprocess.run([sys.executable, "-c", _BIG_BOXES], capture_output=True, check=True,
+                           env=dict(os.environ, RAYON_NUM_THREADS=t)).stdout for t in ("1", "2")]
+    assert len(runs[0]) == 4 * (64 * 120 * 5 + 400 * 400 + 48 * 40 + 48 * 50)
+    assert runs[0] == runs[1]
+
+
 def test_bipartite_matching_documented_example():
     s = nd.array([[0.5, 0.6], [0.1, 0.2], [0.3, 0.4]])
     rows, cols = nd.contrib.bipartite_matching(s, threshold=1e-12, is_ascend=False)

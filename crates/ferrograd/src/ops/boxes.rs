@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use ferrograd_kernels::par::{self, Cost};
 use ferrograd_kernels::Element;
 
 use super::attrs::fmt_tuple;
@@ -123,11 +124,14 @@ impl Op for BoxIou {
         let (l, r) = (corners(&inputs[0]), corners(&inputs[1]));
         with_dtype!(outputs[0].dtype(), T => {
             outputs[0].write_out::<T, _>(|o| {
-                for (i, a) in l.iter().enumerate() {
-                    for (j, b) in r.iter().enumerate() {
-                        o[i * r.len() + j] = T::from_f64(iou(a, b));
+                // Each output is one pair's IoU: chunks of pairs run in parallel when many.
+                let m = r.len().max(1);
+                par::for_each_chunk(o, Cost::Heavy, |first, chunk| {
+                    for (t, v) in chunk.iter_mut().enumerate() {
+                        let (i, j) = ((first + t) / m, (first + t) % m);
+                        *v = T::from_f64(iou(&l[i], &r[j]));
                     }
-                }
+                })
             })
         })
     }
@@ -262,11 +266,12 @@ impl Op for BoxNms {
         let x = &inputs[0];
         let (batches, n, k) = self.dims(x.shape())?;
         let values = x.to_f64_vec();
-        let mut source = Vec::with_capacity(batches * n);
-        for b in 0..batches {
+        // Batch items are independent: in parallel when the pairwise suppression is worth it.
+        let per_item = par::map_tasks(batches, batches * n * n, Cost::Heavy, |b| {
             let rows = &values[b * n * k..(b + 1) * n * k];
-            source.extend(self.select(rows, n, k).into_iter().map(|s| if s == NONE { NONE } else { b * n + s }));
-        }
+            self.select(rows, n, k).into_iter().map(|s| if s == NONE { NONE } else { b * n + s }).collect::<Vec<_>>()
+        });
+        let source: Vec<usize> = per_item.into_iter().flatten().collect();
         let c0 = self.coord_start as usize;
         let convert = self.in_format != self.out_format && self.topk != 0;
         with_dtype!(x.dtype(), T => {
@@ -474,16 +479,14 @@ impl Op for BipartiteMatching {
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (batches, n, m) = Self::dims(inputs[0].shape())?;
         let s = inputs[0].to_f64_vec();
-        let (mut rows, mut cols) = (vec![-1.0; batches * n], vec![-1.0; batches * m]);
-        for b in 0..batches {
-            self.match_one(
-                &s[b * n * m..(b + 1) * n * m],
-                n,
-                m,
-                &mut rows[b * n..(b + 1) * n],
-                &mut cols[b * m..(b + 1) * m],
-            );
-        }
+        // Batch items are independent: matched in parallel when the sorts are worth it.
+        let per_item = par::map_tasks(batches, batches * n * m * 8, Cost::Heavy, |b| {
+            let (mut rows, mut cols) = (vec![-1.0; n], vec![-1.0; m]);
+            self.match_one(&s[b * n * m..(b + 1) * n * m], n, m, &mut rows, &mut cols);
+            (rows, cols)
+        });
+        let rows: Vec<f64> = per_item.iter().flat_map(|(r, _)| r.iter().copied()).collect();
+        let cols: Vec<f64> = per_item.iter().flat_map(|(_, c)| c.iter().copied()).collect();
         let dtype = outputs[0].dtype();
         with_dtype!(dtype, T => {
             outputs[0].write_out::<T, _>(|o| o.iter_mut().zip(&rows).for_each(|(v, &r)| *v = T::from_f64(r)))?;
