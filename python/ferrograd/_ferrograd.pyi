@@ -263,7 +263,7 @@ class NDArray:
         constant_value: float = ...,
     ) -> Any: ...
     def softmax(
-        self, axis: int = ..., temperature: float | None = ...,
+        self, length: NDArray | None = ..., axis: int = ..., temperature: float | None = ...,
         dtype: Literal['float16', 'float32', 'float64'] | None = ...,
         use_length: bool | None = ...,
     ) -> Any: ...

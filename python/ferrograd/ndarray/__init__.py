@@ -21,7 +21,8 @@ from ._interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for
 from ._io import load, load_frombuffer, save
 from ._registry import make_ops
 
-globals().update({k: v for k, v in make_ops().items() if k.isidentifier()})
+_OPS = make_ops()
+globals().update({k: v for k, v in _OPS.items() if k.isidentifier()})
 _fluent.attach(NDArray)
 
 # These use the ops above.
@@ -226,6 +227,9 @@ def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):  # noqa: N803 - MXNet's pa
 def _filled_like(name, data, value, out):
     if not isinstance(data, NDArray):
         raise DTypeError(f"{name}: data must be an NDArray, got {type(data).__name__}")
+    if out is None and _ferrograd._ag_is_recording():
+        # Recorded, as MXNet records it: a backward from the result gives zero gradients.
+        return _OPS[name](data)
     res = _ferrograd._full(data.shape, value, data.dtype)
     if out is None:
         return res

@@ -1594,7 +1594,7 @@ def smooth_l1(
     data: NDArray, scalar: float = ..., *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def softmax(
-    data: NDArray, axis: int = ..., temperature: float | None = ...,
+    data: NDArray, length: NDArray | None = ..., axis: int = ..., temperature: float | None = ...,
     dtype: Literal['float16', 'float32', 'float64'] | None = ..., use_length: bool | None = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...

@@ -101,6 +101,11 @@ def pooling(ctx, node):
     pool_type = node.str("pool_type", "max")
     if pool_type not in ("max", "avg", "sum", "lp"):
         raise node.unsupported(f"pool_type={pool_type}")
+    if pool_type == "lp" and node.int("p_value", 2) == 1:
+        pool_type = "sum"  # MXNet's p = 1 is the signed window sum; ONNX LpPool sums |x|
+    elif pool_type == "lp" and node.int("p_value", 2) == 3:
+        # MXNet takes the real cube root of the signed sum of cubes; ONNX LpPool uses |x|.
+        raise node.unsupported("pool_type='lp' with p_value=3 (a signed cube root)")
     if node.bool("global_pool"):
         return _global_pool(ctx, node, pool_type)
     convention = node.str("pooling_convention", "valid")

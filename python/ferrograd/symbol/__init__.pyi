@@ -1819,9 +1819,9 @@ def smooth_l1(
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def softmax(
-    data: Symbol | None = ..., axis: int = ..., temperature: float | None = ...,
-    dtype: Literal['float16', 'float32', 'float64'] | None = ..., use_length: bool | None = ..., *,
-    name: str | None = ..., attr: dict[str, str] | None = ...,
+    data: Symbol | None = ..., length: Symbol | None = ..., axis: int = ...,
+    temperature: float | None = ..., dtype: Literal['float16', 'float32', 'float64'] | None = ...,
+    use_length: bool | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def softmax_cross_entropy(
     data: Symbol | None = ..., label: Symbol | None = ..., *, name: str | None = ...,

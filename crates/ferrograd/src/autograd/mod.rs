@@ -299,7 +299,7 @@ pub fn call(name: &str, inputs: &[Tracked], params: &[(&str, AttrValue)]) -> Res
 }
 
 fn should_record(op: &dyn ops::Op, inputs: &Inputs) -> bool {
-    is_recording() && op.differentiable() && inputs.any_tracked()
+    is_recording() && (op.differentiable() || op.zero_gradient()) && inputs.any_tracked()
 }
 
 fn run_ctx(op: &dyn ops::Op, inputs: &Inputs) -> Result<Vec<Tracked>> {

@@ -73,7 +73,7 @@ fn chain_at(steps: &[Step], s: usize, n_forward: usize, readers: &[usize]) -> Op
     }
     let conv_out = *conv.io.outputs.first()?;
     let (bn_in, bn_out) = (&bn.io.inputs, &bn.io.outputs);
-    if conv.io.outputs.len() != 1 || bn_in.len() != 5 || bn_out.len() != 4 {
+    if conv.io.outputs.len() != 1 || bn_in.len() != 5 || bn_out.len() != 5 {
         return None;
     }
     if bn_in[0] != conv_out || readers[conv_out as usize] != 1 || bn_out[1..].iter().any(|&v| readers[v as usize] != 0)

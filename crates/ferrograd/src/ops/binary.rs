@@ -334,6 +334,10 @@ impl Op for Binary {
         !self.kind.is_predicate() && self.kind != BinaryKind::FloorDiv
     }
 
+    fn zero_gradient(&self) -> bool {
+        self.kind.is_predicate()
+    }
+
     fn saves(&self) -> Saves {
         match self.kind {
             BinaryKind::Add | BinaryKind::Sub => Saves::None,
@@ -430,6 +434,10 @@ impl Op for Scalar {
 
     fn differentiable(&self) -> bool {
         !self.kind.is_predicate() && self.kind != BinaryKind::FloorDiv
+    }
+
+    fn zero_gradient(&self) -> bool {
+        self.kind.is_predicate()
     }
 
     fn saves(&self) -> Saves {

@@ -183,6 +183,12 @@ pub trait Op: Send + Sync + std::fmt::Debug {
     fn differentiable(&self) -> bool {
         true
     }
+    /// For an op without a gradient rule: whether MXNet still records it with a zero gradient
+    /// (comparisons, `argmax`, `one_hot`, `zeros_like`, ...), so that a backward from its output
+    /// gives zero input gradients instead of failing with "not in a computational graph".
+    fn zero_gradient(&self) -> bool {
+        false
+    }
     fn saves(&self) -> Saves {
         Saves::InputsAndOutputs
     }
@@ -283,6 +289,9 @@ impl Op for OpRef {
     }
     fn differentiable(&self) -> bool {
         (**self).differentiable()
+    }
+    fn zero_gradient(&self) -> bool {
+        (**self).zero_gradient()
     }
     fn saves(&self) -> Saves {
         (**self).saves()

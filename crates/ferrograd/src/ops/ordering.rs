@@ -236,6 +236,9 @@ impl Op for Ordering {
     fn differentiable(&self) -> bool {
         self.layout().0.contains(&OutKind::Values)
     }
+    fn zero_gradient(&self) -> bool {
+        true
+    }
     fn saves(&self) -> Saves {
         Saves::Outputs
     }

@@ -317,6 +317,9 @@ impl Op for OneHot {
     fn differentiable(&self) -> bool {
         false
     }
+    fn zero_gradient(&self) -> bool {
+        true
+    }
     fn saves(&self) -> Saves {
         Saves::None
     }

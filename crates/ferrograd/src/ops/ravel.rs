@@ -111,6 +111,9 @@ impl Op for Ravel {
     fn differentiable(&self) -> bool {
         false
     }
+    fn zero_gradient(&self) -> bool {
+        true
+    }
     fn saves(&self) -> Saves {
         Saves::None
     }

@@ -401,7 +401,7 @@ impl Op for ProdOthers {
 }
 
 /// Index of the max/min along one axis (or of the flattened array when `axis` is `None`),
-/// returned as float32 indices like MXNet.
+/// returned in the data's dtype like MXNet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArgReduce {
     pub max: bool,
@@ -457,7 +457,7 @@ impl Op for ArgReduce {
                 reduced_shape(&m.shape, &flags, self.keepdims)
             }
         };
-        Ok(vec![Meta::new(&shape, DType::F32)])
+        Ok(vec![Meta::new(&shape, arg_dtype(m.dtype))])
     }
 
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
@@ -476,15 +476,18 @@ impl Op for ArgReduce {
             let src = buf.typed::<T>()?;
             kr::arg_reduce(src, x.layout(), axis, self.max, &mut idx);
         });
-        outputs[0].write_out::<f32, _>(|o| {
+        with_dtype!(outputs[0].dtype(), T => outputs[0].write_out::<T, _>(|o| {
             for (d, &i) in o.iter_mut().zip(&idx) {
-                *d = i as f32;
+                *d = T::from_f64(i as f64);
             }
-        })
+        }))
     }
 
     fn differentiable(&self) -> bool {
         false
+    }
+    fn zero_gradient(&self) -> bool {
+        true
     }
 
     fn saves(&self) -> Saves {
@@ -569,7 +572,16 @@ const fn reduction(name: &'static str, aliases: &'static [&'static str], doc: &'
     OpDef { name, aliases, args: &["data"], doc, params: ReduceParams::schema, build: build_reduce }
 }
 
-/// `argmax_channel(data)`: `argmax(data, axis=1)` (float32 indices), not differentiable.
+/// The dtype of `argmax`/`argmin`'s indices: the data's, as MXNet (float32 for bool data).
+fn arg_dtype(data: DType) -> DType {
+    if data == DType::Bool {
+        DType::F32
+    } else {
+        data
+    }
+}
+
+/// `argmax_channel(data)`: `argmax(data, axis=1)` (indices in the data's dtype), not differentiable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArgmaxChannel;
 
@@ -628,7 +640,7 @@ pub const DEFS: &[OpDef] = &[
         name: "argmax",
         aliases: &[],
         args: &["data"],
-        doc: "Index of the maximum along an axis (float32).",
+        doc: "Index of the maximum along an axis (in the data's dtype, as MXNet).",
         params: ArgReduceParams::schema,
         build: build_arg_reduce,
     },
@@ -636,7 +648,7 @@ pub const DEFS: &[OpDef] = &[
         name: "argmin",
         aliases: &[],
         args: &["data"],
-        doc: "Index of the minimum along an axis (float32).",
+        doc: "Index of the minimum along an axis (in the data's dtype, as MXNet).",
         params: ArgReduceParams::schema,
         build: build_arg_reduce,
     },
@@ -644,7 +656,7 @@ pub const DEFS: &[OpDef] = &[
         name: "argmax_channel",
         aliases: &[],
         args: &["data"],
-        doc: "Index of the maximum along axis 1, as float32 (not differentiable).",
+        doc: "Index of the maximum along axis 1, in the data's dtype (not differentiable).",
         params: NoParams::schema,
         build: |a| {
             NoParams::parse(a)?;

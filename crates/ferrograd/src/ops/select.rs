@@ -23,6 +23,15 @@ pub struct Clip {
     pub a_max: f64,
 }
 
+impl Clip {
+    /// The bounds as MXNet applies them: its `a_min`/`a_max` are float32 parameters, so float64
+    /// data is clipped at the float32 nearest the given bound (`-0.2` clips at
+    /// `-0.20000000298023224`).
+    fn bounds(&self) -> (f64, f64) {
+        (self.a_min as f32 as f64, self.a_max as f32 as f64)
+    }
+}
+
 impl Op for Clip {
     fn name(&self) -> &'static str {
         "clip"
@@ -42,7 +51,8 @@ impl Op for Clip {
         let src = x.snapshot();
         with_dtype!(x.dtype(), T => {
             let s = src.typed::<T>()?;
-            let (lo, hi) = (T::from_f64(self.a_min), T::from_f64(self.a_max));
+            let (lo, hi) = self.bounds();
+            let (lo, hi) = (T::from_f64(lo), T::from_f64(hi));
             outputs[0].write_out::<T, _>(|o| {
                 unary(s, x.layout(), o, Cost::Light, move |v: T| if v < lo { lo } else if v > hi { hi } else { v })
             })
@@ -53,7 +63,8 @@ impl Op for Clip {
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
         // One fused pass, recorded with x as an input (second-order gradients are zeros).
-        let fused = crate::ops::nn::act_grad::MaskedGrad::clip(self.a_min, self.a_max);
+        let (lo, hi) = self.bounds();
+        let fused = crate::ops::nn::act_grad::MaskedGrad::clip(lo, hi);
         Ok(vec![Some(g.apply1(fused, &[og[0], inputs[0]])?)])
     }
 }

@@ -136,11 +136,13 @@ fn relu(x: f64) -> f64 {
 
 #[inline(always)]
 fn rint(x: f64) -> f64 {
-    let r = x.round();
-    if (x - x.trunc()).abs() == 0.5 {
-        2.0 * (x / 2.0).round()
+    // MXNet's rint (nd and np alike) sends halves down, to the floor: rint(1.5) = 1,
+    // rint(-0.5) = -1 (its documentation shows 1.5 -> 1); other values go to the nearest.
+    let f = x.floor();
+    if x - f == 0.5 {
+        f
     } else {
-        r
+        x.round()
     }
 }
 
@@ -246,6 +248,10 @@ impl Op for Unary {
 
     fn differentiable(&self) -> bool {
         !matches!(self.kind, UnaryKind::LogicalNot)
+    }
+
+    fn zero_gradient(&self) -> bool {
+        true
     }
 
     fn saves(&self) -> Saves {
@@ -524,7 +530,7 @@ pub const DEFS: &[OpDef] = &[
     def("floor", "Floor, elementwise; gradient 0."),
     def("ceil", "Ceiling, elementwise; gradient 0."),
     def("round", "Round half away from zero, elementwise; gradient 0."),
-    def("rint", "Round half to even, elementwise; gradient 0."),
+    def("rint", "Round to the nearest integer, halves down (1.5 -> 1, -0.5 -> -1, as MXNet), elementwise; gradient 0."),
     def("fix", "Round toward zero, elementwise; gradient 0."),
     def("trunc", "Truncate toward zero, elementwise; gradient 0."),
     def("degrees", "Radians to degrees, elementwise."),

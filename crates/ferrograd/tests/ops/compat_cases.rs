@@ -17,7 +17,7 @@ pub fn graph_ops(name: &'static str) {
             // (2, 3, 2): the maximum along axis 1 of each (row, column) pair.
             let x = f64s(&[1.0, 9.0, 5.0, 2.0, 3.0, 4.0, 0.0, 1.0, 7.0, 0.0, 2.0, 8.0], &[2, 3, 2]);
             let y = call1(name, &[x], &[]);
-            check_arr(name, &y, &[2, 2], F32, &[1.0, 0.0, 1.0, 2.0], 0.0, 0.0);
+            check_arr(name, &y, &[2, 2], F64, &[1.0, 0.0, 1.0, 2.0], 0.0, 0.0); // the data's dtype
             assert!(ferrograd::call(name, &[f64s(&[1.0, 2.0], &[2])], &[]).is_err(), "1-D data has no axis 1");
         }
         "shape_array" | "size_array" => {

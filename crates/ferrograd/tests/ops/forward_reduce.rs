@@ -183,7 +183,7 @@ fn reduce_nan_and_legacy_shape() {
     check_arr("bool sum", &y, &[1], DType::I64, &[3.0], 0.0, 0.0);
 }
 
-/// `argmax` / `argmin`: first occurrence wins, float32 indices, axis None flattens.
+/// `argmax` / `argmin`: first occurrence wins, indices in the data's dtype, axis None flattens.
 pub fn arg_reduce(name: &'static str) {
     let want_max = name == "argmax";
     let mut rng = Rng::new(17);
@@ -240,7 +240,7 @@ pub fn arg_reduce(name: &'static str) {
                         &format!("{name} {dt} axis={axis:?} keepdims={keepdims} {vname}"),
                         &y,
                         &want_shape,
-                        F32,
+                        dt,
                         &want,
                         0.0,
                         0.0,

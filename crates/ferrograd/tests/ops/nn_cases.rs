@@ -648,7 +648,7 @@ fn nn_bad_inputs() {
     expect_err("softmax", &[z(&[2, 3])], &[("axis", int(2))], "index", &["softmax", "axis 2"]);
     expect_err("log_softmax", &[z(&[2, 3])], &[("temperature", float(0.0))], "value", &["log_softmax", "temperature"]);
     expect_err("softmax", &[NDArray::zeros(&[2], I64)], &[], "dtype", &["softmax", "int64"]);
-    expect_err("softmax", &[z(&[2])], &[("use_length", boolean(true))], "value", &["softmax", "use_length"]);
+    expect_err("softmax", &[z(&[2])], &[("use_length", boolean(true))], "value", &["softmax", "length"]);
     expect_err(
         "SoftmaxActivation",
         &[z(&[2])],

@@ -95,8 +95,12 @@ pub fn batch_norm(name: &'static str) {
                     let (rtol, atol) = if dt == F64 { (1e-10, 1e-10) } else { (1e-4, 1e-4) };
                     check_arr(&what, &outs[0], shape, dt, &r.out, rtol, atol);
                     check_arr(&format!("{what} mean"), &outs[1], &[c], dt, &r.mean, rtol, atol);
-                    check_arr(&format!("{what} var"), &outs[2], &[c], dt, &r.var, rtol, atol);
+                    // The visible third output is MXNet's inverse std; the variance is hidden.
+                    let eps = 1e-3_f32 as f64;
+                    let inv_std: Vec<f64> = r.var.iter().map(|&v| 1.0 / (v + eps).sqrt()).collect();
+                    check_arr(&format!("{what} inv_std"), &outs[2], &[c], dt, &inv_std, rtol, atol);
                     assert_eq!(outs[3].to_f64_vec(), vec![if uses_batch { 1.0 } else { 0.0 }], "{what} flag");
+                    check_arr(&format!("{what} var"), &outs[4], &[c], dt, &r.var, rtol, atol);
                     // Moving statistics: the forward leaves them alone; the backward's update
                     // folds in the batch statistics only when the forward used them.
                     check_arr(&format!("{what} moving_mean after forward"), &amm, &[c], dt, &mm, rtol, atol);
@@ -134,7 +138,7 @@ impl Op for BnWrap {
         &["data", "gamma", "beta"]
     }
     fn num_outputs(&self) -> usize {
-        4
+        5
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let mut m = inputs.to_vec();
@@ -152,7 +156,16 @@ impl Op for BnWrap {
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
         // The rule never reads the aux inputs: pass placeholders.
         let ins = [inputs[0], inputs[1], inputs[2], inputs[1], inputs[1]];
-        let mut v = self.inner.grad(g, &ins, outputs, out_grads)?;
+        // No caller gives the hidden variance output a head, so the rule does not read one; the
+        // finite differences here do: it reaches the rule through the inverse std s (output 2),
+        // as var = s⁻² - eps gives d var = -2 s⁻³ d s.
+        let s3 = g.mul(outputs[2], outputs[2])?;
+        let s3 = g.mul(s3, outputs[2])?;
+        let t = g.div(out_grads[4], s3)?;
+        let t = g.mul_scalar(t, -2.0)?;
+        let mut ogs = out_grads.to_vec();
+        ogs[2] = g.add(out_grads[2], t)?;
+        let mut v = self.inner.grad(g, &ins, outputs, &ogs)?;
         v.truncate(3);
         Ok(v)
     }

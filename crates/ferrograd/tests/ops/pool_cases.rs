@@ -112,6 +112,9 @@ impl PCfg {
             .iter()
             .map(|(idx, area)| match self.kind {
                 "max" => Self::argmax(&xv, idx).map_or(0.0, |i| xv[i]),
+                // MXNet's signed form for p = 1 and 3 (a real cube root), |x| beyond.
+                "lp" if self.pv == 1 => idx.iter().map(|&i| xv[i]).sum::<f64>(),
+                "lp" if self.pv == 3 => idx.iter().map(|&i| xv[i].powi(3)).sum::<f64>().cbrt(),
                 "lp" => {
                     let p = self.pv as f64;
                     idx.iter().map(|&i| xv[i].abs().powf(p)).sum::<f64>().powf(1.0 / p)

@@ -121,9 +121,10 @@ fn norm_grad(g: &mut Grad<'_>, a: NormGrad) -> Result<(Val, Option<Val>, Val)> {
 
 /// MXNet `BatchNorm`.
 ///
-/// Outputs: `out`, then the statistics used (`mean`, `var`: the batch mean and biased batch
-/// variance in training, the moving statistics otherwise; visible with `output_mean_var=True`),
-/// then a hidden 0/1 flag telling the gradient rule which case ran.
+/// Outputs: `out`, then the statistics used (`mean` and `1/sqrt(var + eps)`, MXNet's inverse
+/// standard deviation, for the batch mean and biased batch variance in training, the moving
+/// statistics otherwise; visible with `output_mean_var=True`), then two hidden ones: a 0/1 flag
+/// telling the gradient rule which case ran, and `var` itself.
 ///
 /// **Moving statistics** are updated in place, as in MXNet, by the *backward* pass through a
 /// forward that ran in training (`autograd.is_training()` / `is_train=True`) with
@@ -176,7 +177,7 @@ impl Op for BatchNorm {
         &["moving_mean", "moving_var"]
     }
     fn num_outputs(&self) -> usize {
-        4
+        5
     }
     fn num_visible_outputs(&self) -> usize {
         if self.output_mean_var {
@@ -206,7 +207,8 @@ impl Op for BatchNorm {
         for (m, n) in inputs.iter().zip(names).skip(1) {
             check_param(self.name(), n, &m.shape, c, &inputs[0].shape)?;
         }
-        Ok(vec![Meta::new(&inputs[0].shape, dt), Meta::new(&[c], dt), Meta::new(&[c], dt), Meta::new(&[1], dt)])
+        let stat = Meta::new(&[c], dt);
+        Ok(vec![Meta::new(&inputs[0].shape, dt), stat.clone(), stat.clone(), Meta::new(&[1], dt), stat])
     }
     fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (_, outer, c, inner) = self.dims(inputs[0].shape())?;
@@ -231,8 +233,10 @@ impl Op for BatchNorm {
             let (mv, av, bv) = (cast(&means), cast(&a), cast(&beta));
             outputs[0].write_out::<T, _>(|y| channel_affine(x.get(), inner, c, (&mv, &av, &bv), y))?;
             write_vec::<T>(&mut outputs[1], &means)?;
-            write_vec::<T>(&mut outputs[2], &vars)?;
+            let inv_std: Vec<f64> = vars.iter().map(|&v| 1.0 / (v + self.eps).sqrt()).collect();
+            write_vec::<T>(&mut outputs[2], &inv_std)?;
             write_vec::<T>(&mut outputs[3], &[if train { 1.0 } else { 0.0 }])?;
+            write_vec::<T>(&mut outputs[4], &vars)?;
             Ok(())
         })
     }
@@ -250,7 +254,7 @@ impl Op for BatchNorm {
     /// when the forward computed batch statistics (the flag output is 1).
     fn update_on_backward(&self, targets: &mut [NDArray], outputs: &[NDArray]) -> Result<()> {
         let [mean, var] = targets else { return Ok(()) };
-        let (Some(batch_mean), Some(batch_var), Some(flag)) = (outputs.get(1), outputs.get(2), outputs.get(3)) else {
+        let (Some(batch_mean), Some(batch_var), Some(flag)) = (outputs.get(1), outputs.get(4), outputs.get(3)) else {
             return Ok(());
         };
         if flag.to_f64_vec().first() != Some(&1.0) {
@@ -278,7 +282,13 @@ impl Op for BatchNorm {
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
         let bw = BatchNormBackward { eps: self.eps, fix_gamma: self.fix_gamma, axis: self.axis };
-        let ins = [out_grads[0], inputs[0], inputs[1], outputs[1], outputs[2], outputs[3], out_grads[1], out_grads[2]];
+        // The visible third output is s = 1/sqrt(var + eps): its gradient reaches var as
+        // -s³/2 times the head gradient.
+        let s3 = g.mul(outputs[2], outputs[2])?;
+        let s3 = g.mul(s3, outputs[2])?;
+        let g_var = g.mul(out_grads[2], s3)?;
+        let g_var = g.mul_scalar(g_var, -0.5)?;
+        let ins = [out_grads[0], inputs[0], inputs[1], outputs[1], outputs[4], outputs[3], out_grads[1], g_var];
         let r = g.apply(Arc::new(bw), &ins)?;
         Ok(vec![Some(r[0]), (!self.fix_gamma).then_some(r[1]), Some(r[2]), None, None])
     }

@@ -5,12 +5,16 @@
 //! maximum of each window), whose own gradient in the head is `_pooling_max_gather` (reading the
 //! head at those maxima) and vice versa; both are piecewise constant in the data. Average and sum
 //! pooling are linear: `_backward_Pooling` is their adjoint and `Pooling` is its adjoint. Lp
-//! pooling's rule is composite: `dx = sign(x)·|x|^(p-1) · Sᵀ(gy · y^(1-p))` with `Sᵀ` the sum
-//! pooling adjoint. Windows that hold no input position (only possible with `full`) give 0.
+//! pooling is `(Σ x^p)^(1/p)` on the signed values for p = 1, 2, 3 as in MXNet (p = 1 is the
+//! window sum, p = 3 a real cube root) and `(Σ |x|^p)^(1/p)` for larger p (MXNet has none). Its
+//! rule is composite: `dx = x^(p-1) · Sᵀ(gy · y^(1-p))` (`sign(x)·|x|^(p-1)` for p > 3) with
+//! `Sᵀ` the sum pooling adjoint. Windows that hold no input position (only possible with
+//! `full`) give 0.
 
 use std::sync::Arc;
 
 use ferrograd_kernels::conv::{pool_forward, pool_linear_backward, pool_max_backward, pool_max_gather, Geom, PoolKind};
+use ferrograd_kernels::Element;
 
 use super::{check_float, check_layout, fmt_us, Contig, PoolLayout, Window};
 use crate::error::{fmt_shape, Error, Result};
@@ -213,6 +217,11 @@ impl PoolParams {
         Ok((g, data[0] * data[1], out))
     }
 
+    /// Whether this is lp pooling with p = 1 or 3, which MXNet computes on the signed values
+    /// (`sum(x)`, `cbrt(sum(x³))`); other p use `|x|` (MXNet supports only 1, 2 and 3).
+    fn signed_lp(&self) -> bool {
+        self.pool_type == PoolType::Lp && matches!(self.p_value, 1 | 3)
+    }
     fn with_type(&self, t: PoolType) -> PoolParams {
         PoolParams { pool_type: t, ..self.clone() }
     }
@@ -239,6 +248,21 @@ impl Op for Pooling {
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (g, _, _) = self.p.geom(self.name(), inputs[0].shape())?;
         let x = Contig::new(&inputs[0]);
+        if self.p.signed_lp() {
+            // MXNet raises the values themselves to p (no absolute value): p = 1 sums the window,
+            // p = 3 takes the real cube root of its sum of cubes.
+            let sum = self.p.with_type(PoolType::Sum).kind();
+            let cube = self.p.p_value == 3;
+            return float_kernel!(self.name(), inputs[0].dtype(), T => outputs[0].write_out::<T, _>(|y| {
+                if cube {
+                    let c: Vec<T> = x.get::<T>().iter().map(|&v| v * v * v).collect();
+                    pool_forward(&g, sum, &c, y);
+                    y.iter_mut().for_each(|v| *v = T::from_f64(v.to_f64().cbrt()));
+                } else {
+                    pool_forward(&g, sum, x.get(), y);
+                }
+            }));
+        }
         let kind = self.p.kind();
         float_kernel!(self.name(), inputs[0].dtype(), T => outputs[0].write_out::<T, _>(|y| pool_forward(&g, kind, x.get(), y)))
     }
@@ -263,8 +287,9 @@ impl Op for Pooling {
         };
         let s = g.apply1(PoolBackward { p: self.p.with_type(PoolType::Sum) }, &[t, x])?;
         let f = match self.p.p_value {
-            1 => g.unary(UnaryKind::Sign, x)?,
+            1 => return Ok(vec![Some(s)]),
             2 => x,
+            3 => g.mul(x, x)?,
             _ => {
                 let a = g.unary(UnaryKind::Abs, x)?;
                 let a = g.scalar(BinaryKind::Pow, a, p - 2.0, false)?;

@@ -14,6 +14,7 @@ pub mod dropout;
 pub mod hard_sigmoid;
 pub mod loss;
 pub mod softmax;
+pub mod softmax_length;
 pub mod svm;
 
 use crate::dtype::DType;

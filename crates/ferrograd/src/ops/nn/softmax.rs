@@ -335,7 +335,7 @@ impl SmKind {
         })
     }
     /// The factor applied to `x` before exponentiating.
-    fn scale(self, temperature: Option<f64>) -> f64 {
+    pub(crate) fn scale(self, temperature: Option<f64>) -> f64 {
         let s = 1.0 / temperature.unwrap_or(1.0);
         if self == SmKind::Softmin {
             -s
@@ -567,7 +567,8 @@ pub struct SoftmaxParams {
     /// Output dtype (None keeps the input's).
     #[param(default = None)]
     pub dtype: Option<SoftmaxDType>,
-    /// Mask with a length input (only False is supported).
+    /// Softmax over the first `length` entries of each row (softmax only; needs the `length`
+    /// input).
     #[param(default = Some(false))]
     pub use_length: Option<bool>,
 }
@@ -606,14 +607,19 @@ fn kind_of(op: &str) -> Result<SmKind> {
 fn build_softmax(a: &Attrs) -> Result<OpRef> {
     let kind = kind_of(&a.op)?;
     let p = SoftmaxParams::parse(a)?;
-    if p.use_length == Some(true) {
-        return Err(Error::Value(format!("{}: use_length=True (a length input) is not supported", a.op)));
-    }
     let dtype = match p.dtype {
         None => None,
         Some(d) => Some(DType::from_name(d.name())?),
     };
-    Ok(std::sync::Arc::new(Softmax { kind, axis: p.axis, temperature: p.temperature(&a.op)?, dtype }))
+    let temperature = p.temperature(&a.op)?;
+    if p.use_length == Some(true) {
+        if kind != SmKind::Softmax {
+            // MXNet's own front end passes no length to log_softmax / softmin either.
+            return Err(Error::Value(format!("{}: use_length=True is supported by softmax only", a.op)));
+        }
+        return Ok(std::sync::Arc::new(super::softmax_length::SoftmaxLength { axis: p.axis, temperature, dtype }));
+    }
+    Ok(std::sync::Arc::new(Softmax { kind, axis: p.axis, temperature, dtype }))
 }
 
 fn build_softmax_grad(a: &Attrs) -> Result<OpRef> {
@@ -633,7 +639,12 @@ const fn family(name: &'static str, args: &'static [&'static str], doc: &'static
 
 /// The softmax family's declarations.
 pub const DEFS: &[OpDef] = &[
-    family("softmax", &["data"], "exp(x/t) normalised along axis (numerically stable).", build_softmax),
+    family(
+        "softmax",
+        &["data", "length?"],
+        "exp(x/t) normalised along axis (numerically stable); with use_length=True over the first length entries of each row, zeros after.",
+        build_softmax,
+    ),
     family("log_softmax", &["data"], "log of softmax(x/t) along axis (numerically stable).", build_softmax),
     family("softmin", &["data"], "softmax(-x/t) along axis.", build_softmax),
     family(
