@@ -860,3 +860,29 @@ def test_gradient_written_into_imported_numpy_memory():
         y = (x * x).sum()
     y.backward()
     np.testing.assert_array_equal(buf, [2.0, 4.0, 6.0])
+
+
+def test_variable_reached_only_through_a_zero_gradient_op_gets_zeros():
+    # MXNet 1.9.1: grad_req='write' leaves zeros (not the previous gradient), 'add' keeps it.
+    x = mx.nd.array([1.0, -2.0, 3.0])
+    z = mx.nd.array([1.0, 1.0, 1.0])
+    x.attach_grad()
+    z.attach_grad()
+    x.grad[:] = 7
+    with mx.autograd.record():
+        y = x > 0
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [0, 0, 0])
+    x.grad[:] = 7
+    z.grad[:] = 5
+    with mx.autograd.record():
+        y = (x > 0) + z * 2
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [0, 0, 0])
+    np.testing.assert_array_equal(z.grad.asnumpy(), [2, 2, 2])
+    x.attach_grad(grad_req="add")
+    x.grad[:] = 7
+    with mx.autograd.record():
+        y = x > 0
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [7, 7, 7])

@@ -77,7 +77,7 @@ impl EarlyGrads {
             }
             let Some(g) = grads.get(&GradKey::Var(key)).and_then(|&val| tape.value(val)) else { continue };
             self.written.push(key);
-            if let Some(buf) = write_grad(v, &g)? {
+            if let Some(buf) = write_grad(v, Some(&g))? {
                 (self.hook)(&buf, key)?;
             }
         }
@@ -427,22 +427,30 @@ pub fn backward(heads: &[Tracked], head_grads: &[Option<Tracked>], args: Backwar
             v.fresh.store(v.req != GradReq::Null, Ordering::Relaxed);
             continue;
         }
-        let Some(g) = swept.dense.get(&key) else { continue };
-        if !swept.written.contains(&key) {
-            write_grad(&v, g)?;
+        match swept.dense.get(&key) {
+            Some(g) if !swept.written.contains(&key) => {
+                write_grad(&v, Some(g))?;
+            }
+            Some(_) => {}
+            // Reached only through ops without a gradient for it (comparisons, argmax, ...):
+            // 'write' leaves zeros, as in MXNet, not the previous pass's gradient.
+            None => {
+                write_grad(&v, None)?;
+            }
         }
     }
     Ok(())
 }
 
-/// Writes `g` into `v`'s gradient buffer per its `grad_req`; returns the buffer if written.
-fn write_grad(v: &Variable, g: &NDArray) -> Result<Option<NDArray>> {
+/// Writes `g` (zeros when `None`) into `v`'s gradient buffer per its `grad_req`; returns the
+/// buffer if written.
+fn write_grad(v: &Variable, g: Option<&NDArray>) -> Result<Option<NDArray>> {
     let mut slot = v.grad.lock();
     let Some(buf) = slot.as_mut() else { return Ok(None) };
     if v.req == GradReq::Null {
         return Ok(None);
     }
-    apply_grad_req(buf, v.req, Some(g), GradSource::Fresh)?;
+    apply_grad_req(buf, v.req, g, GradSource::Fresh)?;
     v.fresh.store(true, Ordering::Relaxed);
     Ok(Some(buf.clone()))
 }
