@@ -135,6 +135,17 @@ fn sparse_components_that_do_not_fit_are_not_written() {
     let entries = io::Entries { arrays: vec![io::Stored::Sparse(parts)], keys: Some(vec!["m".into()]) };
     let msg = io::entries_to_bytes(&entries).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(msg.contains("sparse array 'm'") && msg.contains("indptr (2,)"), "{msg}");
+    // Row numbers past the end would load nowhere: refused too, as a read refuses them.
+    let rows = io::SparseParts {
+        storage: io::Storage::RowSparse,
+        shape: vec![2, 1],
+        data: NDArray::from_vec(vec![1.0f32], &[1, 1]).unwrap(),
+        aux: vec![NDArray::from_vec(vec![5i64], &[1]).unwrap()],
+    };
+    let entries = io::Entries { arrays: vec![io::Stored::Sparse(rows.clone())], keys: None };
+    let msg = io::entries_to_bytes(&entries).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("sparse array #0: row index 5 is outside 0..2"), "{msg}");
+    assert!(rows.densify().is_err());
 }
 
 /// A record in the oldest layouts: optional V1 magic, `u32` (legacy) or `i64` (V1) dims.

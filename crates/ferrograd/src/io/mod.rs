@@ -156,7 +156,7 @@ impl Entries {
         for (i, a) in self.arrays.iter().enumerate() {
             if let Stored::Sparse(p) = a {
                 let name = self.keys.as_ref().map_or_else(|| format!("#{i}"), |k| format!("'{}'", k[i]));
-                p.check(&name)?;
+                p.check(&format!("nd.save: sparse array {name}"))?;
             }
         }
         Ok(())

@@ -100,10 +100,10 @@ impl SparseParts {
         })
     }
 
-    /// Checks that the components can describe the array (before writing them); the message
-    /// names `what` (the array) and the mismatch.
+    /// Checks that the components describe an array MXNet can load (before writing them); the
+    /// message starts with `what` (the caller and the array) and says what does not fit.
     pub(crate) fn check(&self, what: &str) -> Result<()> {
-        let bad = |msg: String| Err(Error::Value(format!("nd.save: sparse array {what}: {msg}")));
+        let bad = |msg: String| Err(Error::Value(format!("{what}: {msg}")));
         if let Some(a) = self.aux.iter().find(|a| a.ndim() != 1 || !matches!(a.dtype(), DType::I64 | DType::I32)) {
             return bad(format!("index arrays must be 1-D int64 or int32, got {} {}", a.dtype(), fmt_shape(a.shape())));
         }
@@ -136,12 +136,19 @@ impl SparseParts {
             }
             _ => return bad(format!("{} index arrays for storage {}", self.aux.len(), self.storage.name())),
         }
-        Ok(())
+        // What is written must load again (here and in MXNet): the same index checks as a read.
+        let mut aux = self.index_values()?;
+        check_read(self.storage, &self.shape, &mut aux).or_else(bad)
     }
 
-    /// The dense array the components stand for (components checked when read).
+    fn index_values(&self) -> Result<Vec<Vec<i64>>> {
+        self.aux.iter().map(|a| a.astype(DType::I64).to_vec::<i64>()).collect()
+    }
+
+    /// The dense array the components stand for (an error if they do not describe one).
     pub fn densify(&self) -> Result<NDArray> {
-        let aux = self.aux.iter().map(|a| a.astype(DType::I64).to_vec::<i64>()).collect::<Result<Vec<_>>>()?;
+        self.check("densify: sparse array")?;
+        let aux = self.index_values()?;
         let numel = self.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
         let numel = numel.ok_or_else(|| Error::Value(format!("shape {} is too large", fmt_shape(&self.shape))))?;
         with_dtype!(self.data.dtype(), T => {
