@@ -421,18 +421,22 @@ def _np_shape() -> bool:
     """Whether NumPy shape semantics are on in the calling thread."""
 
 
-def _nd_save(fname: str, arrays: Sequence[NDArray], keys: Sequence[str] | None = None,
-             stypes: Sequence[str] | None = None) -> None:
-    """Writes `arrays` (named by `keys`; a list when `keys` is None) to `fname`, MXNet's format;
-    `stypes` gives each array's storage type ('default', 'row_sparse', 'csr')."""
+def _nd_save(fname: str, items: Sequence[NDArray | tuple[str, tuple[int, ...], NDArray,
+                                                          Sequence[NDArray]]],
+             keys: Sequence[str] | None = None, stypes: Sequence[str] | None = None) -> None:
+    """Writes `items` (named by `keys`; a list when `keys` is None) to `fname`, MXNet's format.
+    An item is a dense NDArray or a sparse array's components `(stype, shape, data, aux)`;
+    `stypes[i]` stores the dense item `i` sparse (its nonzero entries)."""
 
 
-def _nd_load(fname: str) -> tuple[list[NDArray], list[str] | None, list[str]]:
-    """Reads an MXNet NDArray file: (arrays, keys or None, storage types)."""
+def _nd_load(fname: str) -> tuple[list[NDArray | tuple[str, list[int], NDArray, list[NDArray]]],
+                                  list[str] | None]:
+    """Reads an MXNet NDArray file: (items, keys or None), sparse records as components."""
 
 
-def _nd_load_bytes(buf: bytes) -> tuple[list[NDArray], list[str] | None, list[str]]:
-    """Decodes an MXNet NDArray file held in `buf`: (arrays, keys or None, storage types)."""
+def _nd_load_bytes(buf: bytes) -> tuple[list[NDArray | tuple[str, list[int], NDArray,
+                                                            list[NDArray]]], list[str] | None]:
+    """Decodes an MXNet NDArray file held in `buf`: (items, keys or None)."""
 
 
 def build_info() -> dict[str, Any]:

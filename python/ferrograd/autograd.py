@@ -89,11 +89,18 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         variables, gradients = [variables], [gradients]
     if isinstance(grad_reqs, str):
         grad_reqs = [grad_reqs] * len(variables)
+    from .ndarray.sparse_grad import drop_links, link_row_sparse
     for v, g, r in zip(variables, gradients, grad_reqs, strict=True):
         if r not in _GRAD_REQ_MAP:
             raise UnknownGradReq(f"mark_variables: grad_reqs must be one of 'write', 'add', "
                                  f"'null', got {r!r}")
-        _native._ag_mark_variable(v, g, r)
+        if getattr(g, "stype", "default") == "row_sparse":
+            # The gradient is held as rows and copied into g after each backward, as MXNet
+            # writes a row_sparse gradient buffer (no dense buffer of the variable's shape).
+            link_row_sparse(v, g, r)
+        else:
+            drop_links(v)
+            _native._ag_mark_variable(v, g, r)
 
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
@@ -105,7 +112,9 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
         head_grads = [head_grads]
     if len(heads) != len(head_grads):
         raise AssertionError("heads and head_grads must be lists of the same length")
-    _native._ag_backward(heads, list(head_grads), bool(retain_graph), bool(train_mode))
+    from .ndarray.sparse_grad import refreshing
+    with refreshing():
+        _native._ag_backward(heads, list(head_grads), bool(retain_graph), bool(train_mode))
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,

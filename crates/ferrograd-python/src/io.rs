@@ -1,7 +1,7 @@
 //! MXNet NDArray files and pickling: translation to and from `ferrograd::io`.
 
 use crate::errors::IntoPyResult;
-use ferrograd::io::{self, Arrays, Storage};
+use ferrograd::io::{self, Entries, SparseParts, Storage, Stored};
 use ferrograd::Error;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
@@ -10,55 +10,93 @@ use pyo3::types::{PyByteArray, PyDict};
 use crate::errors::{enter, enter_with_gil};
 use crate::ndarray::PyNDArray;
 
-/// A file's arrays, for a dict its keys (`None` for a list), and each array's storage type
-/// (`'default'`, `'row_sparse'`, `'csr'`; the arrays themselves are dense).
-type Loaded = (Vec<PyNDArray>, Option<Vec<String>>, Vec<&'static str>);
-
-fn to_python((data, storage): (Arrays, Vec<Storage>)) -> Loaded {
-    let stypes = storage.into_iter().map(Storage::name).collect();
-    match data {
-        Arrays::List(v) => (v.into_iter().map(PyNDArray::new).collect(), None, stypes),
-        Arrays::Dict(v) => {
-            let (keys, arrays): (Vec<_>, Vec<_>) = v.into_iter().unzip();
-            (arrays.into_iter().map(PyNDArray::new).collect(), Some(keys), stypes)
-        }
-    }
+/// One array of a file: a dense NDArray, or a sparse array's components as
+/// `(stype, shape, data, [aux...])` (csr: aux = [indptr, indices]; row_sparse: [indices]).
+#[derive(IntoPyObject)]
+enum LoadedItem {
+    Dense(PyNDArray),
+    Sparse((&'static str, Vec<usize>, PyNDArray, Vec<PyNDArray>)),
 }
 
-/// Writes `arrays` (named by `keys`, or a list when `keys` is None) to `fname` in MXNet's format;
-/// `stypes` gives each array's storage type (dense when None).
+/// A file's arrays and, for a dict, its keys (`None` for a list).
+type Loaded = (Vec<LoadedItem>, Option<Vec<String>>);
+
+fn to_python(entries: Entries) -> Loaded {
+    let items = entries.arrays.into_iter().map(|a| match a {
+        Stored::Dense(a) => LoadedItem::Dense(PyNDArray::new(a)),
+        Stored::Sparse(p) => LoadedItem::Sparse((
+            p.storage.name(),
+            p.shape,
+            PyNDArray::new(p.data),
+            p.aux.into_iter().map(PyNDArray::new).collect(),
+        )),
+    });
+    (items.collect(), entries.keys)
+}
+
+/// What `_nd_save` takes for one array: a dense NDArray, or sparse components as
+/// `(stype, shape, data, [aux...])`.
+#[derive(FromPyObject)]
+enum SavedItem<'py> {
+    Dense(PyRef<'py, PyNDArray>),
+    Sparse((String, Vec<usize>, PyRef<'py, PyNDArray>, Vec<PyRef<'py, PyNDArray>>)),
+}
+
+/// Writes `items` (named by `keys`, or a list when `keys` is None) to `fname` in MXNet's format.
+/// `stypes[i]` (dense when None) stores the dense item `i` sparse, as its nonzero entries.
 #[pyfunction]
-#[pyo3(signature = (fname, arrays, keys=None, stypes=None))]
+#[pyo3(signature = (fname, items, keys=None, stypes=None))]
 fn _nd_save(
     py: Python<'_>,
     fname: &str,
-    arrays: Vec<PyRef<'_, PyNDArray>>,
+    items: Vec<SavedItem<'_>>,
     keys: Option<Vec<String>>,
     stypes: Option<Vec<String>>,
 ) -> PyResult<()> {
-    let arrays: Vec<_> = arrays.iter().map(|a| a.array().py_err(py)).collect::<PyResult<_>>()?;
-    let data = match keys {
-        None => Arrays::List(arrays),
-        Some(keys) => Arrays::Dict(keys.into_iter().zip(arrays).collect()),
-    };
+    enum Pending {
+        Dense(ferrograd::NDArray),
+        Parts(SparseParts),
+    }
+    let mut pending = Vec::with_capacity(items.len());
+    for item in items {
+        pending.push(match item {
+            SavedItem::Dense(a) => Pending::Dense(a.array().py_err(py)?),
+            SavedItem::Sparse((stype, shape, data, aux)) => {
+                let storage = Storage::parse(&stype).py_err(py)?;
+                let data = data.array().py_err(py)?;
+                let aux = aux.iter().map(|a| a.array().py_err(py)).collect::<PyResult<_>>()?;
+                Pending::Parts(SparseParts { storage, shape, data, aux })
+            }
+        });
+    }
     let fname = fname.to_owned();
     enter(py, true, move || {
-        let storage = stypes.unwrap_or_default().iter().map(|s| Storage::parse(s)).collect::<Result<Vec<_>, _>>()?;
-        io::save_stored(&fname, &data, &storage)
+        let stypes = stypes.unwrap_or_default();
+        let mut arrays = Vec::with_capacity(pending.len());
+        for (i, p) in pending.into_iter().enumerate() {
+            arrays.push(match p {
+                Pending::Parts(parts) => Stored::Sparse(parts),
+                Pending::Dense(a) => match stypes.get(i).map(|s| Storage::parse(s)).transpose()? {
+                    None | Some(Storage::Dense) => Stored::Dense(a),
+                    Some(s) => Stored::Sparse(SparseParts::from_dense(&a, s)?),
+                },
+            });
+        }
+        io::save_entries(&fname, &Entries { arrays, keys })
     })
 }
 
-/// Reads an MXNet NDArray file: (arrays, keys or None).
+/// Reads an MXNet NDArray file: (items, keys or None), sparse records as their components.
 #[pyfunction]
 fn _nd_load(py: Python<'_>, fname: &str) -> PyResult<Loaded> {
     let fname = fname.to_owned();
-    Ok(to_python(enter(py, true, move || io::load_stored(&fname))?))
+    Ok(to_python(enter(py, true, move || io::load_entries(&fname))?))
 }
 
-/// Decodes an MXNet NDArray file held in `buf`: (arrays, keys or None).
+/// Decodes an MXNet NDArray file held in `buf`: (items, keys or None).
 #[pyfunction]
 fn _nd_load_bytes(py: Python<'_>, buf: PyBackedBytes) -> PyResult<Loaded> {
-    Ok(to_python(enter(py, true, move || io::from_bytes_stored(&buf, "the buffer"))?))
+    Ok(to_python(enter(py, true, move || io::entries_from_bytes(&buf, "the buffer"))?))
 }
 
 /// MXNet's pickled state of an array: `{'handle': bytearray(record)}`.

@@ -57,6 +57,17 @@ impl PyNDArray {
         }
     }
 
+    /// The Context given to the array, if any (`None`: it reports `cpu(0)`).
+    pub fn given_context(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.context.lock().as_ref().map(|c| c.clone_ref(py))
+    }
+
+    /// The array reporting `ctx` as its Context (an op result on its inputs' context).
+    pub fn with_context(mut self, ctx: Option<Py<PyAny>>) -> Self {
+        *self.context.get_mut() = ctx;
+        self
+    }
+
     /// Makes sure the handle holds the dense values (a sparse array built from components gets
     /// them now, once); an error (storage the allocator refuses) leaves the components in place.
     pub fn materialize(&self) -> ferrograd::Result<()> {

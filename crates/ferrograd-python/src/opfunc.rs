@@ -141,6 +141,13 @@ impl OpFunc {
     }
 }
 
+/// The Context given to the first array argument that has one: as in MXNet, an op's outputs
+/// report their inputs' context (a Gluon block then finds its parameters on that device).
+fn input_context(py: Python<'_>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> Option<Py<PyAny>> {
+    let from = |v: &Bound<'_, PyAny>| v.cast::<PyNDArray>().ok().and_then(|a| a.get().given_context(py));
+    args.iter().find_map(|v| from(&v)).or_else(|| kwargs.and_then(|kw| kw.values().iter().find_map(|v| from(&v))))
+}
+
 #[pymethods]
 impl OpFunc {
     #[new]
@@ -168,6 +175,7 @@ impl OpFunc {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let (xs, attrs, out) = self.sort_args(py, args, kwargs)?;
+        let ctx = input_context(py, args, kwargs);
         let def = self.def;
         let work = xs.iter().map(|x| x.size()).max().unwrap_or(0);
         let outs = enter(py, is_heavy(work), move || {
@@ -180,10 +188,11 @@ impl OpFunc {
         if let Some(o) = &out {
             check_out(def.name, o.bind(py), &outs)?;
         }
+        let wrap = |t| PyNDArray::new(t).with_context(ctx.as_ref().map(|c| c.clone_ref(py)));
         let result = if outs.len() == 1 {
-            outs.into_iter().next().map(PyNDArray::new).into_py_any(py)?
+            outs.into_iter().next().map(wrap).into_py_any(py)?
         } else {
-            PyList::new(py, outs.into_iter().map(PyNDArray::new))?.into_any().unbind()
+            PyList::new(py, outs.into_iter().map(wrap))?.into_any().unbind()
         };
         match out {
             None => Ok(result),

@@ -103,6 +103,51 @@ fn sparse_records_load_as_dense_arrays() {
     assert_eq!((empty.shape(), empty.to_f64_vec()), (&[2usize, 3][..], vec![0.0; 6]));
 }
 
+#[test]
+fn sparse_records_load_as_their_components_and_save_to_the_same_bytes() {
+    let _guard = MODE.lock().unwrap_or_else(|e| e.into_inner());
+    for name in ["sparse_mixed_dict.nd", "sparse_mixed_list.nd", "sparse.nd"] {
+        let entries = io::load_entries(data_dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(io::entries_to_bytes(&entries).unwrap() == file_bytes(name), "{name}: bytes differ");
+        let from_memory = io::entries_from_bytes(&file_bytes(name), name).unwrap();
+        assert_eq!(from_memory.keys, entries.keys, "{name}");
+    }
+    let entries = io::load_entries(data_dir().join("sparse_mixed_dict.nd")).unwrap();
+    assert_eq!(entries.keys.as_deref(), Some(&["csr".to_string(), "rsp".into(), "dense".into()][..]));
+    let io::Stored::Sparse(csr) = &entries.arrays[0] else { panic!("csr loads as components") };
+    assert_eq!((csr.storage, csr.shape.as_slice()), (io::Storage::Csr, &[4usize, 4][..]));
+    assert_eq!(csr.data.to_f64_vec(), vec![1.5, -2.0, 0.0, 4.25]); // the stored zero stays
+    assert_eq!(csr.aux[0].to_f64_vec(), vec![0.0, 2.0, 3.0, 3.0, 4.0]);
+    assert_eq!(csr.aux[1].to_f64_vec(), vec![0.0, 3.0, 2.0, 1.0]);
+    let io::Stored::Sparse(rsp) = &entries.arrays[1] else { panic!("rsp loads as components") };
+    assert_eq!((rsp.data.shape(), rsp.aux[0].to_f64_vec()), (&[2usize, 3, 2][..], vec![1.0, 4.0]));
+    assert!(matches!(entries.arrays[2], io::Stored::Dense(_)));
+}
+
+#[test]
+fn sparse_components_that_do_not_fit_are_not_written() {
+    let parts = io::SparseParts {
+        storage: io::Storage::Csr,
+        shape: vec![2, 3],
+        data: NDArray::from_vec(vec![1.0f32, 2.0], &[2]).unwrap(),
+        aux: vec![NDArray::from_vec(vec![0i64, 1], &[2]).unwrap(), NDArray::from_vec(vec![0i64, 1], &[2]).unwrap()],
+    };
+    let entries = io::Entries { arrays: vec![io::Stored::Sparse(parts)], keys: Some(vec!["m".into()]) };
+    let msg = io::entries_to_bytes(&entries).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("sparse array 'm'") && msg.contains("indptr (2,)"), "{msg}");
+    // Row numbers past the end would load nowhere: refused too, as a read refuses them.
+    let rows = io::SparseParts {
+        storage: io::Storage::RowSparse,
+        shape: vec![2, 1],
+        data: NDArray::from_vec(vec![1.0f32], &[1, 1]).unwrap(),
+        aux: vec![NDArray::from_vec(vec![5i64], &[1]).unwrap()],
+    };
+    let entries = io::Entries { arrays: vec![io::Stored::Sparse(rows.clone())], keys: None };
+    let msg = io::entries_to_bytes(&entries).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("sparse array #0: row index 5 is outside 0..2"), "{msg}");
+    assert!(rows.densify().is_err());
+}
+
 /// A record in the oldest layouts: optional V1 magic, `u32` (legacy) or `i64` (V1) dims.
 fn old_record(v1: bool, dims: &[u32], values: &[f32]) -> Vec<u8> {
     let mut out = Vec::new();

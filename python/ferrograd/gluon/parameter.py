@@ -199,10 +199,16 @@ class Parameter:
         self._init_grad()
 
     def _grads_as_rows(self):
-        """Whether the gradients are held natively as rows: row_sparse on one device (across
-        devices the Trainer sums dense buffers)."""
+        """Whether the gradient is read from the data array's rows: row_sparse on one device.
+        (On several devices each device has a row_sparse buffer linked to its data array's
+        rows, which the Trainer's sum across devices can overwrite, as in MXNet.)"""
         return self._grad_stype == "row_sparse" and self._data is not None \
             and len(self._data) == 1
+
+    def _linked_rows(self):
+        """Whether each device has a row_sparse gradient buffer linked to its rows."""
+        return self._grad_stype == "row_sparse" and self._data is not None \
+            and len(self._data) > 1
 
     def _init_grad(self):
         if self.grad_req == "null":
@@ -216,7 +222,12 @@ class Parameter:
                 mark_row_sparse(d, self.grad_req)
             self._grad = list(self._data)
             return
-        self._grad = [_on_context(nd.zeros_like(d), d.context) for d in self._data]
+        if self._linked_rows():
+            from ..ndarray import sparse
+            self._grad = [_on_context(sparse.zeros("row_sparse", d.shape, dtype=d.dtype),
+                                      d.context) for d in self._data]
+        else:
+            self._grad = [_on_context(nd.zeros_like(d), d.context) for d in self._data]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
 
     # -- access -----------------------------------------------------------------------------
@@ -340,11 +351,12 @@ class Parameter:
         """Set every gradient buffer to 0 (no-op for grad_req='null' or before init)."""
         if self._grad is None:
             return
-        if self._grads_as_rows():  # as MXNet: no stored rows are left
+        if self._grads_as_rows() or self._linked_rows():  # as MXNet: no stored rows are left
             from ..ndarray.sparse_grad import clear_rows
-            for d in self._grad:
+            for d in self._data:
                 clear_rows(d)
-            return
+            if self._grads_as_rows():
+                return
         for g in self._grad:
             g[:] = 0
 

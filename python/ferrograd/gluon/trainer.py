@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 
+from .. import autograd
 from .. import kvstore as kvs
 from .. import optimizer as opt
 from .parameter import Parameter, ParameterDict
@@ -149,8 +150,8 @@ class Trainer:
                            else kvs.create(config["kvstore"]))
             update_on_kvstore = True
         elif self._contains_sparse_grad:
-            # Gradients declared row_sparse are stored dense here; as in MXNet they are
-            # updated by the trainer unless asked otherwise.
+            # Row_sparse gradients of dense weights: as in MXNet they are updated by the
+            # trainer unless asked otherwise.
             update_on_kvstore = self._distributed
         if config["update_on_kvstore"] is not None:
             update_on_kvstore = config["update_on_kvstore"]
@@ -197,11 +198,14 @@ class Trainer:
         self._params_to_init = waiting
 
     def _row_sparse_pull(self, param, out, row_id):
-        """Brings the rows ``row_id`` of the row_sparse ``param`` into ``out`` from the store."""
-        self._ensure_kvstore()
-        if self._kvstore and self._update_on_kvstore:
-            idx = self._param2idx[param.name]
-            self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
+        """Brings the rows ``row_id`` of the row_sparse ``param`` into ``out`` from the store.
+        Storage writes, never recorded: ``row_sparse_data`` is called inside
+        ``autograd.record()``, where the first call also sets the kvstore up."""
+        with autograd.pause():
+            self._ensure_kvstore()
+            if self._kvstore and self._update_on_kvstore:
+                idx = self._param2idx[param.name]
+                self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
 
     def _reset_kvstore(self):
         """Drops the kvstore (after new Parameter values are loaded)."""

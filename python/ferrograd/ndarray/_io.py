@@ -2,8 +2,9 @@
 
 Files are byte-compatible with MXNet 1.x both ways (the format is described in the Rust module
 ``ferrograd::io``). Sparse arrays keep their storage type both ways: a ``CSRNDArray`` or
-``RowSparseNDArray`` is written as MXNet's sparse record (its nonzero entries, int64 indices) and
-loads back as one, in MXNet or here. Arrays saved on a GPU load onto the CPU.
+``RowSparseNDArray`` is written as MXNet's sparse record of its components (as stored,
+explicitly stored zeros included) and loads back as one, in MXNet or here, without a dense copy
+on either side. Arrays saved on a GPU load onto the CPU.
 """
 
 import os
@@ -43,21 +44,34 @@ def save(fname, data):
             raise DTypeError(f"nd.save: dict keys must be str, got {bad!r}")
         arrays = list(data.values())
         _check_arrays(arrays, "nd.save")
-        _ferrograd._nd_save(fname, arrays, keys, _stypes(arrays))
+        _ferrograd._nd_save(fname, [_item(a) for a in arrays], keys)
     elif isinstance(data, list):
         _check_arrays(data, "nd.save")
-        _ferrograd._nd_save(fname, data, None, _stypes(data))
+        _ferrograd._nd_save(fname, [_item(a) for a in data], None)
     else:
         raise ValueError("nd.save: data must be an NDArray, a list of NDArrays or a dict of "
                          f"str to NDArray, got {type(data).__name__}")
 
 
-def _stypes(arrays):
-    return [getattr(a, "stype", "default") for a in arrays]
+def _item(a):
+    """What the native writer takes for ``a``: a dense array, or a sparse one's components."""
+    stype = getattr(a, "stype", "default")
+    if stype == "default":
+        return a
+    if not a._pending:
+        # Dense values are the truth of a sparse array that has them (native in-place writes
+        # change them, not the components): store their nonzero entries.
+        from .. import autograd
+        from .sparse_storage import from_dense
+        with autograd.pause():
+            a = from_dense(a._dense(), stype)
+    return (stype, tuple(a.shape), a.data, list(a._sp_aux))
 
 
-def _result(arrays, keys, stypes):
-    arrays = [a if s == "default" else a.tostype(s) for a, s in zip(arrays, stypes, strict=True)]
+def _result(items, keys):
+    from .sparse_storage import _CLASSES
+    arrays = [a if isinstance(a, NDArray) else _CLASSES[a[0]]._lazy(a[2], a[3], a[1])
+              for a in items]
     return arrays if keys is None else dict(zip(keys, arrays, strict=True))
 
 

@@ -4,9 +4,15 @@ A ``row_sparse`` gradient is held natively as rows: the row numbers a backward r
 gradient rows, never a buffer of the array's whole shape (an Embedding over a large table costs
 what the batch costs). ``x.grad`` builds a ``RowSparseNDArray`` from those components. A ``csr``
 gradient keeps a dense native buffer and ``x.grad`` converts it, as MXNet's csr gradients hold
-the same values."""
+the same values.
+
+A ``RowSparseNDArray`` given to ``autograd.mark_variables`` as a gradient buffer is *linked* to
+its variable: the variable holds its gradient as rows, and after each backward that writes them
+the buffer's components are replaced by those rows (MXNet writes into the buffer itself)."""
 
 import weakref
+
+import numpy as _np
 
 from .. import _ferrograd as _native
 from .._ferrograd import NDArray
@@ -14,6 +20,11 @@ from .sparse_storage import check_stype, from_dense, make_rsp
 
 _native_attach_grad = NDArray.attach_grad
 _native_grad = NDArray.grad
+_native_backward = NDArray.backward
+
+# id(buffer) -> (weak reference to the variable, weak reference to the buffer) for the
+# row_sparse gradient buffers of linked variables.
+_LINKED = {}
 
 # id(array) -> (weak reference, gradient stype) for arrays whose gradient is sparse.
 _GRAD_STYPES = {}
@@ -37,6 +48,7 @@ def attach_grad(self, grad_req="write", stype=None):
     if stype is not None:
         check_stype(stype, "attach_grad")
     stype = stype or self.stype
+    drop_links(self)
     _native_attach_grad(self, grad_req, "row_sparse" if stype == "row_sparse" else None)
     _remember(self, stype)
 
@@ -79,6 +91,85 @@ def grad_stype(x):
     return entry[1] if entry is not None and entry[0]() is x else "default"
 
 
+def link_row_sparse(x, buffer, grad_req):
+    """Marks ``x`` as a variable whose row-sparse gradient (held as rows) is copied into the
+    ``RowSparseNDArray`` ``buffer`` after each backward that writes it."""
+    if tuple(buffer.shape) != tuple(x.shape):
+        from ..base import ShapeError
+        raise ShapeError(f"mark_variables: gradient buffer has shape {tuple(buffer.shape)} but "
+                         f"the variable has shape {tuple(x.shape)}")
+    drop_links(x)
+    mark_row_sparse(x, grad_req)
+    key = id(buffer)
+    _LINKED[key] = (weakref.ref(x), weakref.ref(buffer, _unlink(key)))
+    refresh(x, buffer)
+
+
+def drop_links(x):
+    """Forgets the buffers linked to ``x`` (it is marked anew)."""
+    for key, (xref, _) in list(_LINKED.items()):
+        if xref() is x:
+            _LINKED.pop(key, None)
+
+
+def _unlink(key):
+    return lambda _ref: _LINKED.pop(key, None)
+
+
+def refresh(x, buffer):
+    """Replaces ``buffer``'s components by the rows ``x``'s gradient holds now."""
+    value = _native._ag_grad_value(x)
+    if value is None:
+        rows = make_rsp(_np.zeros((0, *x.shape[1:]), _np.dtype(x.dtype)), [], x.shape, x.dtype,
+                        "grad")
+    else:
+        rows = as_row_sparse(value, x.shape, x.dtype)
+    buffer._assign(rows)
+
+
+def _linked_pairs():
+    pairs = []
+    for key, (xref, bref) in list(_LINKED.items()):
+        x, buf = xref(), bref()
+        if x is None or buf is None:
+            _LINKED.pop(key, None)
+        else:
+            pairs.append((x, buf))
+    return pairs
+
+
+class refreshing:
+    """Around a backward: afterwards, the linked buffers whose variables it wrote get the new
+    rows. (Each variable's fresh-gradient flag is cleared first, to see which were written, and
+    restored for the others.)"""
+
+    def __enter__(self):
+        self._pairs = _linked_pairs()
+        self._fresh = [x._fresh_grad for x, _ in self._pairs]
+        for x, _ in self._pairs:
+            x._fresh_grad = False
+        return self
+
+    def __exit__(self, *exc):
+        for (x, buf), was in zip(self._pairs, self._fresh, strict=True):
+            if x._fresh_grad:
+                if exc[0] is None:
+                    refresh(x, buf)
+            else:
+                x._fresh_grad = was
+        return False
+
+
+def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+    """Computes the gradients of this array (see the native ``backward``)."""
+    if not _LINKED:
+        return _native_backward(self, out_grad, retain_graph, train_mode)
+    with refreshing():
+        _native_backward(self, out_grad, retain_graph, train_mode)
+
+
 def attach(cls):
+    cls.backward = backward
+    cls.backward.__doc__ = _native_backward.__doc__
     cls.attach_grad = attach_grad
     cls.grad = property(grad, doc=_native_grad.__doc__)

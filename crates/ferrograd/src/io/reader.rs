@@ -6,7 +6,7 @@ use std::fmt::Display;
 use std::io::{BufReader, Read};
 
 use super::codec::{self, CodeType, LeBytes};
-use super::{sparse, Storage};
+use super::Storage;
 use crate::error::{Error, Result};
 use crate::{with_dtype, Buffer, NDArray};
 
@@ -197,6 +197,13 @@ pub(crate) enum Body {
     /// MXNet's empty array (`NDArray()`, never allocated).
     None,
     Array(NDArray),
+    /// A sparse record's shape, stored values and index arrays (widened to int64), checked
+    /// once the array's name is known.
+    Sparse {
+        shape: Vec<usize>,
+        data: NDArray,
+        aux: Vec<Vec<i64>>,
+    },
     /// An element type ferrograd lacks (its MXNet name); its bytes were skipped.
     Unsupported(&'static str),
 }
@@ -205,7 +212,7 @@ pub(crate) enum Body {
 pub(crate) struct Record {
     pub offset: usize,
     pub version: Version,
-    /// How the file stored the array (its values always load dense).
+    /// How the file stored the array.
     pub storage: Storage,
     pub body: Body,
 }
@@ -301,18 +308,24 @@ pub(crate) fn record(r: &mut Reader<'_>, index: usize) -> Result<Record> {
             return Ok(Record { offset, version, storage, body: Body::Unsupported(name) });
         }
     };
-    let array = if n_aux == 0 {
+    if n_aux == 0 {
         let buf = with_dtype!(dtype, T => Buffer::from_vec(r.elems::<T>(n, &what)?));
-        NDArray::from_buffer(buf, &shape)?
-    } else {
-        let data = r.take(block_len(r, shape_at, n, width, index)?, &what)?;
-        let mut aux_data = Vec::with_capacity(n_aux);
-        for a in &aux {
-            aux_data.push((r.take(block_len(r, shape_at, a.len, a.width, index)?, &what)?, a.width));
-        }
-        let aux_refs: Vec<(&[u8], usize)> = aux_data.iter().map(|(b, w)| (&**b, *w)).collect();
-        let sp = sparse::Sparse { shape: &shape, dtype, data: &data, aux: &aux_refs };
-        sparse::densify(&sp).map_err(|msg| r.corrupt(offset, format!("sparse array #{index}: {msg}")))?
+        let array = NDArray::from_buffer(buf, &shape)?;
+        return Ok(Record { offset, version, storage, body: Body::Array(array) });
+    }
+    let data_shape = match storage {
+        Storage::RowSparse => [&[aux[0].len][..], shape.get(1..).unwrap_or_default()].concat(),
+        _ => vec![n],
     };
-    Ok(Record { offset, version, storage, body: Body::Array(array) })
+    let buf = with_dtype!(dtype, T => Buffer::from_vec(r.elems::<T>(n, &what)?));
+    let data = NDArray::from_buffer(buf, &data_shape)?;
+    let mut index = Vec::with_capacity(n_aux);
+    for a in &aux {
+        index.push(if a.width == 4 {
+            r.elems::<i32>(a.len, &what)?.into_iter().map(i64::from).collect()
+        } else {
+            r.elems::<i64>(a.len, &what)?
+        });
+    }
+    Ok(Record { offset, version, storage, body: Body::Sparse { shape, data, aux: index } })
 }

@@ -1,111 +1,28 @@
-//! MXNet's sparse records (`row_sparse`, `csr`): loaded as dense arrays (ferrograd's arrays keep
-//! their values dense, and the values are what a user of the file needs), and written from dense
-//! values (the stored entries are the nonzero ones).
+//! MXNet's sparse records (`row_sparse`, `csr`) as their components: the stored values and the
+//! index arrays are read and written as they are (explicitly stored zeros included), never
+//! through a dense copy, so a file's cost follows its stored values, not its shape.
 
-use super::codec::{self, LeBytes};
 use super::Storage;
-use crate::dtype::DType;
-use crate::{with_dtype, Buffer, NDArray};
+use crate::error::{fmt_shape, Error, Result};
+use crate::{with_dtype, DType, NDArray};
 
-/// The parts of a sparse record, as read from the file.
-pub(crate) struct Sparse<'a> {
-    pub shape: &'a [usize],
-    pub dtype: DType,
-    pub data: &'a [u8],
-    /// Index arrays (bytes, element width 4 or 8): row indices for row_sparse; row pointers
-    /// then column indices for csr.
-    pub aux: &'a [(&'a [u8], usize)],
+/// The components of a sparse array, as MXNet stores them.
+///
+/// `data` holds the stored values: for row_sparse one row per entry of `aux[0]` (the sorted row
+/// numbers), shape `(rows, *shape[1..])`; for csr a 1-D array of the values in row-major order,
+/// with `aux = [indptr, indices]` (row pointers, then column numbers). Index arrays are 1-D
+/// int64 (int32 in a file is widened on load).
+#[derive(Clone)]
+pub struct SparseParts {
+    pub storage: Storage,
+    pub shape: Vec<usize>,
+    pub data: NDArray,
+    pub aux: Vec<NDArray>,
 }
 
-fn indices(bytes: &[u8], width: usize) -> Vec<i64> {
-    if width == 4 {
-        codec::decode::<i32>(bytes).into_iter().map(i64::from).collect()
-    } else {
-        codec::decode::<i64>(bytes)
-    }
-}
-
-/// A zero-filled vector of `n` elements, or an error instead of an abort when it cannot exist.
-fn zeros<T: Copy + Default>(n: usize, shape: &[usize]) -> Result<Vec<T>, String> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| format!("its dense shape {shape:?} is too large to allocate"))?;
-    v.resize(n, T::default());
-    Ok(v)
-}
-
-/// The dense array a sparse record stands for; the message says what is inconsistent.
-pub(crate) fn densify(sp: &Sparse<'_>) -> Result<NDArray, String> {
-    let numel = sp.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or("its shape is too large")?;
-    let buf = with_dtype!(sp.dtype, T => {
-        let values = codec::decode::<T>(sp.data);
-        let mut dense = zeros::<T>(numel, sp.shape)?;
-        match sp.aux {
-            [(rows, w)] => scatter_rows(sp, &values, &indices(rows, *w), &mut dense)?,
-            [(indptr, wp), (cols, wc)] => scatter_csr(sp, &values, &indices(indptr, *wp), &indices(cols, *wc), &mut dense)?,
-            _ => return Err("unexpected number of index arrays".into()),
-        }
-        Buffer::from_vec(dense)
-    });
-    NDArray::from_buffer(buf, sp.shape).map_err(|e| e.to_string())
-}
-
-/// row_sparse: stored row `i` is dense row `rows[i]`.
-fn scatter_rows<T: LeBytes>(sp: &Sparse<'_>, values: &[T], rows: &[i64], dense: &mut [T]) -> Result<(), String> {
-    let Some((&n_rows, rest)) = sp.shape.split_first() else {
-        return Err("a row_sparse array must have a dimension".into());
-    };
-    let row_len: usize = rest.iter().product();
-    if values.len() != rows.len() * row_len {
-        return Err(format!("{} values do not fill {} rows of shape {:?}", values.len(), rows.len(), sp.shape));
-    }
-    for (i, &r) in rows.iter().enumerate() {
-        let r = usize::try_from(r)
-            .ok()
-            .filter(|&r| r < n_rows)
-            .ok_or_else(|| format!("row index {r} is outside 0..{n_rows}"))?;
-        dense[r * row_len..(r + 1) * row_len].copy_from_slice(&values[i * row_len..(i + 1) * row_len]);
-    }
-    Ok(())
-}
-
-/// csr: the values of row `r` are at `indptr[r]..indptr[r + 1]`, in columns `cols[..]`.
-fn scatter_csr<T: LeBytes>(
-    sp: &Sparse<'_>,
-    values: &[T],
-    indptr: &[i64],
-    cols: &[i64],
-    dense: &mut [T],
-) -> Result<(), String> {
-    let &[n_rows, n_cols] = sp.shape else { return Err(format!("a csr array must be 2-D, not {:?}", sp.shape)) };
-    let nnz = values.len();
-    if cols.len() != nnz {
-        return Err(format!("{nnz} values but {} column indices", cols.len()));
-    }
-    if nnz == 0 && indptr.iter().all(|&p| p == 0) {
-        return Ok(()); // an all-zero csr array may store no row pointers at all
-    }
-    if indptr.len() != n_rows + 1 || indptr[0] != 0 || indptr[n_rows] != nnz as i64 {
-        return Err(format!("row pointers {indptr:?} do not describe {n_rows} rows of {nnz} values"));
-    }
-    for (r, bounds) in indptr.windows(2).enumerate() {
-        let (lo, hi) = (bounds[0], bounds[1]);
-        if lo > hi || hi > nnz as i64 {
-            return Err(format!("row pointers {indptr:?} are not nondecreasing within 0..={nnz}"));
-        }
-        let (lo, hi) = (lo as usize, hi as usize); // within 0..=nnz: checked above
-        for (&c, &v) in cols[lo..hi].iter().zip(&values[lo..hi]) {
-            let col = usize::try_from(c).ok().filter(|&c| c < n_cols);
-            let col = col.ok_or_else(|| format!("column index {c} is outside 0..{n_cols}"))?;
-            dense[r * n_cols + col] = v;
-        }
-    }
-    Ok(())
-}
-
-/// What a sparse record of `storage` stores for the row-major `values` of `shape`: the stored
-/// values, the index arrays in file order (row_sparse: row numbers; csr: row pointers, then
-/// column numbers) and the storage shape. `shape` must fit (`csr`: 2-D; `row_sparse`: ≥ 1-D).
-pub(crate) fn components<T: Copy + Default + PartialEq>(
+/// The stored entries of `values` (row-major, of `shape`): the stored values, the index arrays
+/// in file order and the stored values' shape. `shape` must fit `storage`.
+fn components<T: Copy + Default + PartialEq>(
     values: &[T],
     shape: &[usize],
     storage: Storage,
@@ -143,4 +60,178 @@ pub(crate) fn components<T: Copy + Default + PartialEq>(
             (stored, vec![row_ids], stored_shape)
         }
     }
+}
+
+fn index_array(v: Vec<i64>) -> Result<NDArray> {
+    let n = v.len();
+    NDArray::from_vec(v, &[n])
+}
+
+impl SparseParts {
+    /// The nonzero entries of the dense array `a` stored as `storage` (csr: 2-D `a`;
+    /// row_sparse: at least 1-D), with int64 indices.
+    pub fn from_dense(a: &NDArray, storage: Storage) -> Result<SparseParts> {
+        let fits = match storage {
+            Storage::Dense => false,
+            Storage::RowSparse => a.ndim() >= 1,
+            Storage::Csr => a.ndim() == 2,
+        };
+        if !fits {
+            let need = match storage {
+                Storage::Csr => "2-D",
+                Storage::RowSparse => "at least 1-D",
+                Storage::Dense => "sparse",
+            };
+            return Err(Error::Value(format!(
+                "nd.save: a {} array must be {need}, got shape {}",
+                storage.name(),
+                fmt_shape(a.shape())
+            )));
+        }
+        with_dtype!(a.dtype(), T => {
+            let values = a.to_vec::<T>()?;
+            let (stored, index, stored_shape) = components(&values, a.shape(), storage);
+            Ok(SparseParts {
+                storage,
+                shape: a.shape().to_vec(),
+                data: NDArray::from_vec(stored, &stored_shape)?,
+                aux: index.into_iter().map(index_array).collect::<Result<_>>()?,
+            })
+        })
+    }
+
+    /// Checks that the components describe an array MXNet can load (before writing them); the
+    /// message starts with `what` (the caller and the array) and says what does not fit.
+    pub(crate) fn check(&self, what: &str) -> Result<()> {
+        let bad = |msg: String| Err(Error::Value(format!("{what}: {msg}")));
+        if let Some(a) = self.aux.iter().find(|a| a.ndim() != 1 || !matches!(a.dtype(), DType::I64 | DType::I32)) {
+            return bad(format!("index arrays must be 1-D int64 or int32, got {} {}", a.dtype(), fmt_shape(a.shape())));
+        }
+        let d = self.data.shape();
+        match (self.storage, self.aux.as_slice()) {
+            (Storage::RowSparse, [rows]) => {
+                if self.shape.is_empty()
+                    || d.len() != self.shape.len()
+                    || d[1..] != self.shape[1..]
+                    || d[0] != rows.size()
+                {
+                    return bad(format!(
+                        "data of shape {} does not hold {} rows of an array of shape {}",
+                        fmt_shape(d),
+                        rows.size(),
+                        fmt_shape(&self.shape)
+                    ));
+                }
+            }
+            (Storage::Csr, [indptr, cols]) => {
+                if self.shape.len() != 2 || d.len() != 1 || d[0] != cols.size() || indptr.size() != self.shape[0] + 1 {
+                    return bad(format!(
+                        "data {}, indptr {} and indices {} do not describe a csr array of shape {}",
+                        fmt_shape(d),
+                        fmt_shape(indptr.shape()),
+                        fmt_shape(cols.shape()),
+                        fmt_shape(&self.shape)
+                    ));
+                }
+            }
+            _ => return bad(format!("{} index arrays for storage {}", self.aux.len(), self.storage.name())),
+        }
+        // What is written must load again (here and in MXNet): the same index checks as a read.
+        let mut aux = self.index_values()?;
+        check_read(self.storage, &self.shape, &mut aux).or_else(bad)
+    }
+
+    fn index_values(&self) -> Result<Vec<Vec<i64>>> {
+        self.aux.iter().map(|a| a.astype(DType::I64).to_vec::<i64>()).collect()
+    }
+
+    /// The dense array the components stand for (an error if they do not describe one).
+    pub fn densify(&self) -> Result<NDArray> {
+        self.check("densify: sparse array")?;
+        let aux = self.index_values()?;
+        let numel = self.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let numel = numel.ok_or_else(|| Error::Value(format!("shape {} is too large", fmt_shape(&self.shape))))?;
+        with_dtype!(self.data.dtype(), T => {
+            let values = self.data.to_vec::<T>()?;
+            let mut dense = Vec::new();
+            dense.try_reserve_exact(numel).map_err(|_| {
+                Error::Runtime(format!("the dense shape {} is too large to allocate", fmt_shape(&self.shape)))
+            })?;
+            dense.resize(numel, T::default());
+            match (self.storage, aux.as_slice()) {
+                (Storage::Csr, [indptr, cols]) => {
+                    let n_cols = self.shape[1];
+                    for (r, w) in indptr.windows(2).enumerate() {
+                        for k in w[0] as usize..w[1] as usize {
+                            dense[r * n_cols + cols[k] as usize] = values[k];
+                        }
+                    }
+                }
+                (_, [rows, ..]) => {
+                    let row_len: usize = self.shape[1..].iter().product();
+                    for (i, &r) in rows.iter().enumerate() {
+                        let r = r as usize;
+                        dense[r * row_len..(r + 1) * row_len].copy_from_slice(&values[i * row_len..(i + 1) * row_len]);
+                    }
+                }
+                _ => {}
+            }
+            NDArray::from_vec(dense, &self.shape)
+        })
+    }
+}
+
+/// Checks a sparse record's index arrays against its shape (the values' count was taken from
+/// them): in-bounds, sorted, unique indices and row pointers rising from 0 to the number of
+/// values. An all-zero csr record may store no row pointers; they are made. The message says
+/// what is inconsistent.
+pub(crate) fn check_read(storage: Storage, shape: &[usize], aux: &mut [Vec<i64>]) -> std::result::Result<(), String> {
+    match (storage, aux) {
+        (Storage::RowSparse, [rows]) => {
+            let Some(&n_rows) = shape.first() else { return Err("a row_sparse array must have a dimension".into()) };
+            if let Some(&r) = rows.iter().find(|&&r| r < 0 || r as u64 >= n_rows as u64) {
+                return Err(format!("row index {r} is outside 0..{n_rows}"));
+            }
+            if let Some(w) = rows.windows(2).find(|w| w[0] >= w[1]) {
+                return Err(format!("row indices must be sorted and unique, got {} then {}", w[0], w[1]));
+            }
+            Ok(())
+        }
+        (Storage::Csr, [indptr, cols]) => {
+            let &[n_rows, n_cols] = shape else { return Err(format!("a csr array must be 2-D, not {shape:?}")) };
+            let nnz = cols.len();
+            if nnz == 0 && indptr.is_empty() {
+                *indptr = vec![0; n_rows + 1];
+            }
+            if indptr.len() != n_rows + 1 {
+                return Err(format!("{} row pointers for {n_rows} rows (need {})", indptr.len(), n_rows + 1));
+            }
+            if indptr[0] != 0 || indptr[n_rows] != nnz as i64 {
+                return Err(format!(
+                    "row pointers run from {} to {}, not from 0 to the number of values ({nnz})",
+                    indptr[0], indptr[n_rows]
+                ));
+            }
+            for (r, w) in indptr.windows(2).enumerate() {
+                if w[0] > w[1] || w[1] > nnz as i64 {
+                    return Err(format!("row pointers decrease at row {r} ({} then {})", w[0], w[1]));
+                }
+                let row = &cols[w[0] as usize..w[1] as usize]; // within 0..=nnz: checked above
+                if let Some(&c) = row.iter().find(|&&c| c < 0 || c as u64 >= n_cols as u64) {
+                    return Err(format!("column index {c} of row {r} is outside 0..{n_cols}"));
+                }
+                if row.windows(2).any(|p| p[0] >= p[1]) {
+                    return Err(format!("column indices of row {r} must be sorted and unique, got {row:?}"));
+                }
+            }
+            Ok(())
+        }
+        _ => Err("unexpected number of index arrays".into()),
+    }
+}
+
+/// Builds the components of a checked record.
+pub(crate) fn assemble(storage: Storage, shape: Vec<usize>, data: NDArray, aux: Vec<Vec<i64>>) -> Result<SparseParts> {
+    let aux = aux.into_iter().map(index_array).collect::<Result<_>>()?;
+    Ok(SparseParts { storage, shape, data, aux })
 }

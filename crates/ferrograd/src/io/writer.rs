@@ -2,10 +2,10 @@
 
 use super::codec::{self, LeBytes};
 use super::reader::{MAGIC_V2, MAGIC_V3};
-use super::{sparse, Storage};
+use super::{SparseParts, Storage, Stored};
 use std::io::{self, Write};
 
-use crate::{with_dtype, NDArray};
+use crate::{with_dtype, DType, NDArray};
 
 /// The `u64` that opens every NDArray file.
 pub(crate) const FILE_MAGIC: u64 = 0x112;
@@ -17,9 +17,6 @@ const CPU_DEVICE: i32 = 1;
 /// (a whole-file buffer would double the memory and page-fault every byte once more).
 const CHUNK_ELEMS: usize = 1 << 16;
 
-/// MXNet's type code of the index arrays ferrograd writes (int64).
-const INDEX_TYPE: i32 = 6;
-
 fn write_shape(shape: &[usize], scratch: &mut Vec<u8>) {
     (shape.len() as u32).write_le(scratch);
     for &d in shape {
@@ -29,36 +26,36 @@ fn write_shape(shape: &[usize], scratch: &mut Vec<u8>) {
 
 /// Starts a record in `scratch`: version magic, storage type code, the storage shape (sparse
 /// records only), the shape, the device and the element type.
-fn header(scratch: &mut Vec<u8>, magic: u32, stype: i32, stored: Option<&[usize]>, a: &NDArray) {
+fn header(scratch: &mut Vec<u8>, magic: u32, stype: i32, stored: Option<&[usize]>, shape: &[usize], dtype: DType) {
     scratch.clear();
     magic.write_le(scratch);
     stype.write_le(scratch);
     if let Some(stored) = stored {
         write_shape(stored, scratch);
     }
-    write_shape(a.shape(), scratch);
+    write_shape(shape, scratch);
     CPU_DEVICE.write_le(scratch);
     0i32.write_le(scratch); // device id
-    a.dtype().mx_type_id().write_le(scratch);
+    dtype.mx_type_id().write_le(scratch);
 }
 
 /// Writes one record. MXNet writes V3 records (NumPy shapes) while NumPy shape semantics are on
 /// and V2 records otherwise; a 0-d array has no V2 form (ndim 0 means "empty" there), so it is
-/// always written as V3. `scratch` is a reusable encoding buffer. A sparse `storage` needs an
-/// array of a fitting shape (checked by the caller).
-pub(crate) fn record<W: Write>(
-    out: &mut W,
-    a: &NDArray,
-    storage: Storage,
-    np_shape: bool,
-    scratch: &mut Vec<u8>,
-) -> io::Result<()> {
-    if storage != Storage::Dense {
-        return sparse_record(out, a, storage, np_shape, scratch);
-    }
+/// always written as V3. `scratch` is a reusable encoding buffer. Sparse components must fit
+/// (checked by the caller).
+pub(crate) fn record<W: Write>(out: &mut W, item: &Stored, np_shape: bool, scratch: &mut Vec<u8>) -> io::Result<()> {
+    let a = match item {
+        Stored::Sparse(parts) => return sparse_record(out, parts, np_shape, scratch),
+        Stored::Dense(a) => a,
+    };
     let magic = if np_shape || a.ndim() == 0 { MAGIC_V3 } else { MAGIC_V2 };
-    header(scratch, magic, 0, None, a);
+    header(scratch, magic, 0, None, a.shape(), a.dtype());
     out.write_all(scratch)?;
+    elements(out, a, scratch)
+}
+
+/// Writes the elements of `a` in row-major order, a chunk at a time.
+fn elements<W: Write>(out: &mut W, a: &NDArray, scratch: &mut Vec<u8>) -> io::Result<()> {
     let a = a.to_contiguous();
     let n = a.size();
     let mut written = Ok(());
@@ -75,56 +72,31 @@ pub(crate) fn record<W: Write>(
     written
 }
 
-/// A sparse record: the header (storage type, storage shape, shape, device, element type, then
-/// each index array's type and shape), the stored values, then the index arrays.
-fn sparse_record<W: Write>(
-    out: &mut W,
-    a: &NDArray,
-    storage: Storage,
-    np_shape: bool,
-    scratch: &mut Vec<u8>,
-) -> io::Result<()> {
-    let a = a.to_contiguous();
-    let parts = with_dtype!(a.dtype(), T => {
-        let mut parts = None;
-        // ok to ignore the outer result: the dtype matches by construction
-        let _ = a.read::<T, _>(|s, l| parts = Some(sparse::components(&s[l.offset..l.offset + a.size()], a.shape(), storage)));
-        parts.map(|(values, index, stored)| {
-            let mut bytes = Vec::new();
-            codec::encode(&values, &mut bytes);
-            (bytes, index, stored)
-        })
-    });
-    let Some((values, index, stored_shape)) = parts else { return Ok(()) };
-    let stype = if storage == Storage::Csr { 2 } else { 1 };
-    header(scratch, if np_shape { MAGIC_V3 } else { MAGIC_V2 }, stype, Some(&stored_shape), &a);
-    for ix in &index {
-        INDEX_TYPE.write_le(scratch);
-        write_shape(&[ix.len()], scratch);
+/// A sparse record: the header (storage type, the stored values' shape, the shape, device,
+/// element type, then each index array's type and shape), the stored values, then the index
+/// arrays.
+fn sparse_record<W: Write>(out: &mut W, parts: &SparseParts, np_shape: bool, scratch: &mut Vec<u8>) -> io::Result<()> {
+    let stype = if parts.storage == Storage::Csr { 2 } else { 1 };
+    let magic = if np_shape { MAGIC_V3 } else { MAGIC_V2 };
+    header(scratch, magic, stype, Some(parts.data.shape()), &parts.shape, parts.data.dtype());
+    for ix in &parts.aux {
+        ix.dtype().mx_type_id().write_le(scratch);
+        write_shape(ix.shape(), scratch);
     }
-    scratch.extend_from_slice(&values);
-    for ix in &index {
-        codec::encode(ix, scratch);
-    }
-    out.write_all(scratch)
+    out.write_all(scratch)?;
+    elements(out, &parts.data, scratch)?;
+    parts.aux.iter().try_for_each(|ix| elements(out, ix, scratch))
 }
 
-/// Writes a whole file: header, records (`storage[i]` for array `i`, dense when missing), then
-/// the keys (none for a list).
-pub(crate) fn file<W: Write>(
-    out: &mut W,
-    arrays: &[&NDArray],
-    storage: &[Storage],
-    keys: &[&str],
-    np_shape: bool,
-) -> io::Result<()> {
+/// Writes a whole file: header, records, then the keys (none for a list).
+pub(crate) fn file<W: Write>(out: &mut W, arrays: &[Stored], keys: &[&str], np_shape: bool) -> io::Result<()> {
     let mut scratch = Vec::new();
     FILE_MAGIC.write_le(&mut scratch);
     0u64.write_le(&mut scratch); // reserved
     (arrays.len() as u64).write_le(&mut scratch);
     out.write_all(&scratch)?;
-    for (i, a) in arrays.iter().enumerate() {
-        record(out, a, storage.get(i).copied().unwrap_or(Storage::Dense), np_shape, &mut scratch)?;
+    for a in arrays {
+        record(out, a, np_shape, &mut scratch)?;
     }
     scratch.clear();
     (keys.len() as u64).write_le(&mut scratch);
