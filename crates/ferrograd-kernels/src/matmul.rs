@@ -158,14 +158,7 @@ pub fn gemm_with<T: GemmElement>(
     accumulate: bool,
     options: Options,
 ) {
-    assert_eq!(c.len(), m * n, "gemm output size");
-    if m == 0 || n == 0 {
-        return;
-    }
-    if k == 0 {
-        if !accumulate {
-            c.fill(T::zero());
-        }
+    if empty_product(m, n, k, c, accumulate) {
         return;
     }
     check_reach(a.len(), a_view, m, k);
@@ -225,14 +218,7 @@ impl<T: GemmElement> PackedRhs<T> {
     /// the calling thread: callers that want threads give each its own rows of `a` and `c`.
     pub fn gemm(&self, m: usize, a: &[T], a_view: (usize, isize, isize), c: &mut [T], accumulate: bool) {
         let (k, n) = (self.k, self.n);
-        assert_eq!(c.len(), m * n, "gemm output size");
-        if m == 0 || n == 0 {
-            return;
-        }
-        if k == 0 {
-            if !accumulate {
-                c.fill(T::zero());
-            }
+        if empty_product(m, n, k, c, accumulate) {
             return;
         }
         check_reach(a.len(), a_view, m, k);
@@ -259,6 +245,16 @@ impl<T: GemmElement> PackedRhs<T> {
             }
         }
     }
+}
+
+/// Checks the contiguous `m×n` output's size and settles a product with a zero dimension (an
+/// empty `C`, or `C = 0` / unchanged for an empty inner dimension); `true` when nothing is left.
+fn empty_product<T: Element>(m: usize, n: usize, k: usize, c: &mut [T], accumulate: bool) -> bool {
+    assert_eq!(c.len(), m * n, "gemm output size");
+    if k == 0 && !accumulate {
+        c.fill(T::zero());
+    }
+    m == 0 || n == 0 || k == 0
 }
 
 fn check_reach(len: usize, (off, rs, cs): (usize, isize, isize), rows: usize, cols: usize) {

@@ -17,6 +17,15 @@ const PADDED_MAX_ROW: usize = 32;
 #[derive(Default)]
 pub(super) struct Pad<T>(Vec<T>);
 
+impl<T: Element> Pad<T> {
+    /// The scratch as `len` zeros.
+    fn zeroed(&mut self, len: usize) -> &mut Vec<T> {
+        self.0.clear();
+        self.0.resize(len, T::zero());
+        &mut self.0
+    }
+}
+
 /// Extent of the padded plane along each axis: the input at offset `p`, and every position a
 /// window reaches.
 fn padded_extent(g: &Geom) -> [usize; 3] {
@@ -52,9 +61,7 @@ pub(super) fn im2col_channel<T: Element>(xc: &[T], g: &Geom, cols: &mut [T], ld:
     let ext = padded_extent(g);
     let [id, ih, iw] = g.inp;
     let (ow, sw) = (g.out[2], g.s[2]);
-    let buf = &mut pad.0;
-    buf.clear();
-    buf.resize(ext.iter().product(), T::zero());
+    let buf = pad.zeroed(ext.iter().product());
     for z in 0..id {
         for y in 0..ih {
             let at = interior(g, ext, z, y);
@@ -95,9 +102,7 @@ pub(super) fn col2im_channel<T: Element + std::ops::AddAssign>(
     let ext = padded_extent(g);
     let [id, ih, iw] = g.inp;
     let (ow, sw) = (g.out[2], g.s[2]);
-    let buf = &mut pad.0;
-    buf.clear();
-    buf.resize(ext.iter().product(), T::zero());
+    let buf = pad.zeroed(ext.iter().product());
     for_kernel_rows(g, |row, kd, kh, kw| {
         let src_row = &cols[row * ld..row * ld + g.out_plane()];
         for_window_rows(g, ext, (kd, kh, kw), |dst, at| {

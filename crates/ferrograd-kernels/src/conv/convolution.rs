@@ -213,18 +213,20 @@ where
     if is_depthwise(s) {
         return depthwise_forward(s, x, w, bias, y, epilogue);
     }
+    let w_kc = channels_last::applies(s).then(|| channels_last::weight_to_kc(s, w));
     let mut batches: Vec<(usize, &mut [T])> = y.chunks_mut(bi * yout).enumerate().collect();
     s.run_batches(&mut batches, |(b, ys)| {
         let images = ys.len() / yout;
-        forward_batch(s, &x[*b * bi * xin..][..images * xin], w, bias, ys, images, epilogue)
+        forward_batch(s, &x[*b * bi * xin..][..images * xin], (w, w_kc.as_deref()), bias, ys, images, epilogue)
     });
 }
 
-/// One batch of [`conv_forward_then`]: `images` consecutive images `xs` → `ys`.
+/// One batch of [`conv_forward_then`]: `images` consecutive images `xs` → `ys`. `w_kc` is the
+/// weight reordered for the channels-last columns, when they apply.
 fn forward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign, E: Fn(usize, &mut [T]) + Sync + Send>(
     s: &ConvShape,
     xs: &[T],
-    w: &[T],
+    (w, w_kc): (&[T], Option<&[T]>),
     bias: Option<&[T]>,
     ys: &mut [T],
     images: usize,
@@ -233,32 +235,21 @@ fn forward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign, E: Fn(usize
     let (p, ck, fg) = (s.g.out_plane(), s.cg_k(), s.fg());
     let ld = images * p;
     T::with_scratch(|cols, ybuf| {
-        if channels_last::applies(s) {
-            // Transposed columns (ld × K·C) against the reordered weight (F × K·C).
-            let w_kc = channels_last::weight_to_kc(s, w);
+        let cols_ref: &[T] = if w_kc.is_some() {
             let cols_t = grown(cols, ld * ck);
             channels_last::fill_cols_t(s, xs, images, &mut Vec::new(), cols_t);
-            let cols_t: &[T] = cols_t;
-            let product =
-                |out: &mut [T]| gemm(s.f, ld, ck, &w_kc, (0, ck as isize, 1), cols_t, (0, 1, ck as isize), out, false);
-            if images == 1 {
-                product(ys);
-            } else {
-                let batched = grown(ybuf, s.f * ld);
-                product(batched);
-                scatter_batch(batched, s.f, p, images, ys);
-            }
-            return;
-        }
-        let cols_ref: &[T] = if s.g.trivial() && images == 1 {
+            cols_t
+        } else if s.g.trivial() && images == 1 {
             xs
         } else {
             let cols = grown(cols, s.rows() * ld);
             fill_cols(s, xs, images, cols);
             cols
         };
-        let product = |target: &mut [T]| {
-            for_groups(target, s.groups, fg * ck * ld, |gi, out| {
+        let product = |target: &mut [T]| match w_kc {
+            // Transposed columns (ld × K·C) against the reordered weight (F × K·C).
+            Some(wk) => gemm(s.f, ld, ck, wk, (0, ck as isize, 1), cols_ref, (0, 1, ck as isize), target, false),
+            None => for_groups(target, s.groups, fg * ck * ld, |gi, out| {
                 gemm(
                     fg,
                     ld,
@@ -270,7 +261,7 @@ fn forward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign, E: Fn(usize
                     out,
                     false,
                 )
-            })
+            }),
         };
         // One image's output already has the batched layout: the GEMM writes it in place.
         if images == 1 {
@@ -335,6 +326,7 @@ pub fn conv_backward<T: GemmElement + ConvScratch + std::ops::AddAssign + std::o
     }
     let n_batches = s.n.div_ceil(bi);
     let wlen = s.f * s.cg_k();
+    let w_kc = channels_last::applies(s).then(|| channels_last::weight_to_kc(s, w));
     let mut dx_parts: Vec<Option<&mut [T]>> = match dx {
         Some(d) => d.chunks_mut(bi * xin).map(Some).collect(),
         None => (0..n_batches).map(|_| None).collect(),
@@ -352,7 +344,7 @@ pub fn conv_backward<T: GemmElement + ConvScratch + std::ops::AddAssign + std::o
         let mut batches: Vec<BackwardBatch<'_, T>> =
             dx_parts.into_iter().zip(partials).enumerate().map(|(b, (d, p))| (b, d, p)).collect();
         s.run_batches(&mut batches, |(b, dxs, dws)| {
-            backward_batch(s, dy, x, w, *b, dxs.as_deref_mut(), dws.as_deref_mut())
+            backward_batch(s, dy, x, (w, w_kc.as_deref()), *b, dxs.as_deref_mut(), dws.as_deref_mut())
         });
         let mut parts = batches.into_iter().map(|(_, _, p)| p);
         if let Some(Some(dw)) = parts.next() {
@@ -364,7 +356,7 @@ pub fn conv_backward<T: GemmElement + ConvScratch + std::ops::AddAssign + std::o
         let mut dw = dw;
         for (b, dxs) in dx_parts.into_iter().enumerate() {
             let part = if b == 0 { dw.as_deref_mut() } else { dw.as_ref().map(|_| &mut extra[..]) };
-            backward_batch(s, dy, x, w, b, dxs, part);
+            backward_batch(s, dy, x, (w, w_kc.as_deref()), b, dxs, part);
             if let (Some(dw), true) = (dw.as_deref_mut(), b > 0) {
                 dw.iter_mut().zip(&extra).for_each(|(d, &v)| *d += v);
             }
@@ -374,12 +366,13 @@ pub fn conv_backward<T: GemmElement + ConvScratch + std::ops::AddAssign + std::o
 
 /// One batch of [`conv_backward`]: its data gradient `dxs` (overwritten) and its weight-gradient
 /// partial `dws` (overwritten). The batched `dy` and the columns live in the thread's scratch
-/// (as the forward's do): every element used is written before it is read.
+/// (as the forward's do): every element used is written before it is read. `w_kc` as in
+/// [`forward_batch`].
 fn backward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign>(
     s: &ConvShape,
     dy: &[T],
     x: Option<&[T]>,
-    w: &[T],
+    (w, w_kc): (&[T], Option<&[T]>),
     b: usize,
     dxs: Option<&mut [T]>,
     dws: Option<&mut [T]>,
@@ -397,12 +390,11 @@ fn backward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign>(
             gather_batch(dys, s.f, p, images, batched);
             batched
         };
-        if channels_last::applies(s) {
-            let w_kc = channels_last::weight_to_kc(s, w);
+        if let Some(w_kc) = w_kc {
             let cols_t = grown(cols, ld * ck);
             if let Some(dxs) = dxs {
                 // dcolsᵀ (ld × K·C) = dyᵀ · W, scattered back into dx.
-                gemm(ld, ck, s.f, dyb, (0, 1, ld as isize), &w_kc, (0, ck as isize, 1), cols_t, false);
+                gemm(ld, ck, s.f, dyb, (0, 1, ld as isize), w_kc, (0, ck as isize, 1), cols_t, false);
                 channels_last::scatter_cols_t(s, cols_t, images, &mut Vec::new(), dxs);
             }
             if let (Some(dws), Some(x)) = (dws, x) {
