@@ -208,11 +208,46 @@ def test_a_killed_worker_is_reported_not_waited_for():
     import signal
     loader = gluon.data.DataLoader(_Slow(), batch_size=1, num_workers=1, timeout=60)
     it = iter(loader)
+    next(it)  # the first batch is loaded in this process
     os.kill(loader._worker_pool.processes[0].pid, signal.SIGKILL)
     start = time.monotonic()
     with pytest.raises(RuntimeError, match=r"worker process 0 \(pid \d+\) exited unexpectedly"):
         next(it)
     assert time.monotonic() - start < 5
+
+
+class _WhoLoads(gluon.data.Dataset):
+    def __len__(self):
+        return 24
+
+    def __getitem__(self, idx):
+        return np.array([idx, os.getpid()], dtype=np.int64)
+
+
+def test_first_batch_of_each_pass_is_loaded_here_and_the_rest_in_workers():
+    loader = gluon.data.DataLoader(_WhoLoads(), batch_size=4, num_workers=2)
+    workers = {p.pid for p in loader._worker_pool.processes}
+    for _ in range(2):
+        batches = [b.asnumpy() for b in loader]
+        np.testing.assert_array_equal(np.concatenate(batches)[:, 0], np.arange(24))
+        assert set(batches[0][:, 1]) == {os.getpid()}
+        loaders = {int(pid) for b in batches[1:] for pid in b[:, 1]}
+        assert loaders == workers  # batch k > 0 from worker k % 2: both take part
+
+
+def test_worker_batches_equal_same_process_batches():
+    images = np.random.RandomState(3).randint(0, 255, (30, 5, 5, 3)).astype(np.uint8)
+    ds = gluon.data.ArrayDataset(nd.array(images, dtype=np.uint8), np.arange(30) % 7)
+    from ferrograd.gluon.data.vision import transforms
+    ds = ds.transform_first(transforms.Compose([transforms.ToTensor(),
+                                                 transforms.Normalize(0.5, 0.25)]))
+    here = list(gluon.data.DataLoader(ds, batch_size=8, num_workers=0))
+    there = list(gluon.data.DataLoader(ds, batch_size=8, num_workers=2))
+    assert len(here) == len(there) == 4
+    for (x0, y0), (x1, y1) in zip(here, there, strict=True):
+        assert x0.dtype == x1.dtype and y0.dtype == y1.dtype
+        np.testing.assert_array_equal(x0.asnumpy(), x1.asnumpy())
+        np.testing.assert_array_equal(y0.asnumpy(), y1.asnumpy())
 
 
 def test_interleaved_iterators_each_get_their_own_batches():
@@ -262,19 +297,24 @@ def _stack(ds, indices):
 
 
 class _Slow(gluon.data.Dataset):
+    """Sample 0 (the first batch, loaded in the main process) is quick; the others take 5 s."""
+
     def __len__(self):
-        return 2
+        return 3
 
     def __getitem__(self, idx):
-        time.sleep(5)
+        if idx:
+            time.sleep(5)
         return np.float32(idx)
 
 
 def test_timeout_does_not_wait_for_the_batches_in_flight():
     loader = gluon.data.DataLoader(_Slow(), batch_size=1, num_workers=1, timeout=0.5)
+    it = iter(loader)
+    assert next(it).asscalar() == 0
     start = time.monotonic()
     with pytest.raises(Exception, match="timeout"):
-        next(iter(loader))
+        next(it)
     assert time.monotonic() - start < 3
 
 
@@ -497,11 +537,13 @@ class _Niceness(gluon.data.Dataset):
 
 def test_workers_run_at_lower_priority_unless_told_not_to(monkeypatch):
     parent = os.nice(0)
-    batch = next(iter(gluon.data.DataLoader(_Niceness(), batch_size=4, num_workers=1)))
-    np.testing.assert_array_equal(batch.asnumpy(), [min(parent + 10, 19)] * 4)
+    # The first batch of a pass is loaded in this process, the second in the worker.
+    first, second = gluon.data.DataLoader(_Niceness(), batch_size=2, num_workers=1)
+    np.testing.assert_array_equal(first.asnumpy(), [parent] * 2)
+    np.testing.assert_array_equal(second.asnumpy(), [min(parent + 10, 19)] * 2)
     monkeypatch.setenv("FERROGRAD_DATALOADER_NICE", "0")
-    batch = next(iter(gluon.data.DataLoader(_Niceness(), batch_size=4, num_workers=1)))
-    np.testing.assert_array_equal(batch.asnumpy(), [parent] * 4)
+    _, second = gluon.data.DataLoader(_Niceness(), batch_size=2, num_workers=1)
+    np.testing.assert_array_equal(second.asnumpy(), [parent] * 2)
 
 
 class _NumpyIntSampler(gluon.data.Sampler):

@@ -101,9 +101,15 @@ def _thread_worker_fn(samples, batchify_fn, dataset):
 
 
 class _MultiWorkerIter:
-    """Iterates batches computed by workers, in order, keeping ``prefetch`` batches in flight.
-    Worker processes get batch ``k`` as worker ``k % n`` (see ``_worker_pool``); a thread pool
-    takes tasks as they come."""
+    """Iterates batches computed by workers, in order, keeping at least ``prefetch`` batches in
+    flight. With worker processes (see ``_worker_pool``):
+
+    - the first batch is loaded in this process: workers idle since the last pass take up to
+      milliseconds to wake (more on a virtual machine), and that batch has nothing to hide
+      behind, while the workers start on the next ones at once;
+    - batch ``k`` goes to worker ``k % n``, which answers its tasks in order.
+
+    A thread pool takes tasks one by one as they come."""
 
     _next_id = itertools.count()
 
@@ -112,34 +118,50 @@ class _MultiWorkerIter:
         self._pool = loader._worker_pool
         self._threads = loader._thread_pool
         self._timeout = loader._timeout
+        self._prefetch = max(prefetch, 1)
         self._id = next(self._next_id)
         self._pending = {}
         self._rcvd_idx = 0
         self._sent_idx = 0
         self._iter = iter(loader._batch_sampler)
-        if not self._threads:
-            self._pool.open_iteration(self._id)
-        for _ in range(max(prefetch, 1)):
-            self._push_next()
+        self._first = None
+        if self._threads:
+            for _ in range(self._prefetch):
+                self._push_to_thread()
+            return
+        self._pool.open_iteration(self._id)
+        self._first = next(self._iter, None)
+        if self._first is not None:
+            self._sent_idx = 1
+        self._fill()
 
     def __len__(self):
         return len(self._loader._batch_sampler)
 
-    def _push_next(self):
+    def _push_to_thread(self):
         indices = next(self._iter, None)
-        if indices is None:
-            return
-        if self._threads:
+        if indices is not None:
             self._pending[self._sent_idx] = self._pool.apply_async(
                 _thread_worker_fn, (indices, self._loader._batchify_fn, self._loader._dataset))
-        else:
+            self._sent_idx += 1
+
+    def _fill(self):
+        """Sends tasks to the workers until ``prefetch`` batches past the next are out."""
+        while self._sent_idx < self._rcvd_idx + 1 + self._prefetch:
+            indices = next(self._iter, None)
+            if indices is None:
+                return
             # NumPy integers from a custom sampler pickle ~50x slower than Python ints.
+            samples = [i.item() if isinstance(i, np.integer) else i for i in indices]
             self._pool.submit(self._sent_idx % len(self._pool), (self._id, self._sent_idx),
-                              [i.item() if isinstance(i, np.integer) else i for i in indices])
-        self._sent_idx += 1
+                              samples)
+            self._sent_idx += 1
 
     def __next__(self):
-        self._push_next()
+        if self._threads:
+            self._push_to_thread()
+        else:
+            self._fill()
         if self._rcvd_idx == self._sent_idx:
             raise StopIteration
         index = self._rcvd_idx
@@ -147,6 +169,9 @@ class _MultiWorkerIter:
         try:
             if self._threads:
                 batch = self._pending.pop(index).get(self._timeout)
+            elif index == 0:
+                indices, self._first = self._first, None
+                batch = self._loader._batchify_fn([self._loader._dataset[i] for i in indices])
             else:
                 batch = _shared_batch.receive(self._pool.receive(
                     index % len(self._pool), (self._id, index), self._timeout))
@@ -192,7 +217,10 @@ class DataLoader:
     ``num_workers > 0`` loads batches in that many worker processes (forked: the dataset and
     ``batchify_fn`` need not pickle), handing arrays over through shared memory, or in threads
     with ``thread_pool=True``; ``prefetch`` batches (default ``2 * num_workers``) are kept in
-    flight and ``timeout`` seconds bounds the wait for one. ``pin_memory`` puts batches in
+    flight and ``timeout`` seconds bounds the wait for one. With worker processes the first
+    batch of each pass is loaded in the calling process while the workers start on the next
+    ones (idle workers are slow to wake, and that batch could not be prefetched);
+    ``timeout`` applies to the workers' batches. ``pin_memory`` puts batches in
     ``cpu_pinned(pin_device_id)`` memory.
     """
 
