@@ -6,7 +6,7 @@
 //! operands are just swapped strides, never copies.
 
 use crate::element::Element;
-use crate::gemm::{Options, PackedB};
+use crate::gemm::{Gather, Options, PackedB};
 use crate::par;
 
 /// A strided matrix operand.
@@ -176,6 +176,29 @@ pub fn gemm_with<T: GemmElement>(
             accumulate,
             options,
         )
+    }
+}
+
+/// `c = a·b` into the contiguous row-major `m×n` `c` for a gathered `k×n` `b` ([`Gather`]),
+/// with the same bits as [`gemm`] on `b` materialised. On CPUs without micro-kernels `b` is
+/// materialised and given to [`gemm`]. Panics (a bug, not user input) if `a`'s view reaches
+/// outside `a`.
+pub fn gemm_gathered<T: GemmElement>(m: usize, a: &[T], a_view: (usize, isize, isize), b: &Gather<'_, T>, c: &mut [T]) {
+    let (k, n) = (b.k(), b.n());
+    if empty_product(m, n, k, c, false) {
+        return;
+    }
+    check_reach(a.len(), a_view, m, k);
+    let c_mat = Mat { ptr: c.as_mut_ptr(), row_stride: n as isize, col_stride: 1 };
+    // SAFETY: `check_reach` proved the reads of `a` in bounds, `Gather::new` those of `b`; `c`
+    // is an exclusive slice of exactly m·n elements.
+    let done = unsafe {
+        let a_mat = Mat { ptr: a.as_ptr().add(a_view.0), row_stride: a_view.1, col_stride: a_view.2 };
+        crate::gemm::gemm_gather(m, c_mat, a_mat, b, false)
+    };
+    if !done {
+        let dense: Vec<T> = (0..k * n).map(|i| b.get(i / n, i % n)).collect();
+        gemm(m, n, k, a, a_view, &dense, (0, n as isize, 1), c, false);
     }
 }
 

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{in_pool, Rng};
-use ferrograd_kernels::conv::{conv_backward, conv_forward, ConvShape, Geom};
+use ferrograd_kernels::conv::{conv_backward, conv_forward, set_gathered_columns, ConvShape, Geom};
 
 /// A convolution problem in NCDHW form.
 #[derive(Clone, Copy, Debug)]
@@ -116,6 +116,15 @@ fn check(case: Case, seed: u64) {
     let (y1, dx1, dw1, db1) = in_pool(1, run);
     assert!(bits(&y) == bits(&y1) && bits(&dx) == bits(&dx1), "{case:?}: thread count changed a result");
     assert!(bits(&dw) == bits(&dw1) && bits(&db) == bits(&db1), "{case:?}: thread count changed a gradient");
+
+    // Columns gathered from the padded images (the default where they apply) and the written-out
+    // column matrix give the same bits. (Other tests may run meanwhile: either path gives them
+    // the same results.)
+    set_gathered_columns(false);
+    let (y0, dx0, dw0, db0) = in_pool(2, run);
+    set_gathered_columns(true);
+    assert!(bits(&y) == bits(&y0) && bits(&dx) == bits(&dx0), "{case:?}: gathered columns changed a result");
+    assert!(bits(&dw) == bits(&dw0) && bits(&db) == bits(&db0), "{case:?}: gathered columns changed a gradient");
 }
 
 const ONE: [usize; 3] = [1, 1, 1];
@@ -174,6 +183,22 @@ fn conv_backward_without_input_gives_zero_weight_gradient() {
     let mut dw = vec![f32::NAN; 16];
     conv_backward(&s, &dy, None, &w, None, Some(&mut dw), None);
     assert!(dw.iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn gathered_columns_match_reference_on_resnet_like_layers() {
+    // Single batches (the gathered GEMM threads itself) and several: a 7×7 stride-2 stem with
+    // three channels, stride-2 3×3 and 1×1 downsamples, 3×3 layers on 14×14 (three images per
+    // batch), 7×7 and 4×4 maps, and a dilated 5×5.
+    let base =
+        Case { n: 8, c: 3, f: 16, groups: 1, inp: [1, 30, 30], k: [1, 7, 7], s: [1, 2, 2], p: [0, 3, 3], d: ONE };
+    check(base, 40);
+    check(Case { n: 8, c: 16, f: 32, inp: [1, 14, 14], k: [1, 3, 3], s: [1, 2, 2], p: [0, 1, 1], ..base }, 41);
+    check(Case { n: 8, c: 16, f: 32, inp: [1, 14, 14], k: [1, 1, 1], s: [1, 2, 2], p: ZERO, ..base }, 42);
+    check(Case { n: 7, c: 24, f: 24, inp: [1, 14, 14], k: [1, 3, 3], s: ONE, p: [0, 1, 1], ..base }, 43);
+    check(Case { n: 8, c: 40, f: 48, inp: [1, 7, 7], k: [1, 3, 3], s: ONE, p: [0, 1, 1], ..base }, 44);
+    check(Case { n: 8, c: 64, f: 40, inp: [1, 4, 4], k: [1, 3, 3], s: ONE, p: [0, 1, 1], ..base }, 45);
+    check(Case { n: 2, c: 5, f: 9, inp: [1, 19, 23], k: [1, 5, 5], s: ONE, p: [0, 4, 2], d: [1, 2, 2], ..base }, 46);
 }
 
 #[test]

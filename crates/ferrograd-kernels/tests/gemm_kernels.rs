@@ -5,8 +5,8 @@
 mod common;
 
 use common::Rng;
-use ferrograd_kernels::gemm::{Isa, Options};
-use ferrograd_kernels::matmul::{gemm_with, GemmElement, PackedRhs};
+use ferrograd_kernels::gemm::{Gather, Isa, Options};
+use ferrograd_kernels::matmul::{gemm_gathered, gemm_with, GemmElement, PackedRhs};
 use ferrograd_kernels::reference::matmul_f64;
 use ferrograd_kernels::Element;
 
@@ -296,4 +296,46 @@ fn check_packed_rhs<T: GemmElement>(seed: u64) {
 fn packed_rhs_matches_plain_gemm_bitwise() {
     check_packed_rhs::<f32>(91);
     check_packed_rhs::<f64>(92);
+}
+
+/// A gathered right operand (`Gather`: element `(p, j)` at `src[rows[p] + cols[j]]`, the
+/// convolution's columns) gives the same bits as the product with the operand written out:
+/// shapes crossing the K and N block sizes and the tile edges, long runs of consecutive offsets
+/// (copied whole), short ones and scattered offsets (gathered value by value), one and several
+/// parallel tasks, rows split when C is narrow.
+fn check_gathered<T: GemmElement>(seed: u64) {
+    let mut rng = Rng::new(seed);
+    let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
+    for (m, k, n, run) in
+        [(1, 1, 1, 1), (7, 33, 65, 65), (48, 300, 530, 28), (512, 257, 100, 3), (64, 20, 1030, 1), (300, 9, 50, 7)]
+    {
+        let src: Vec<T> = rng.vec(k * 3 + n * 5 + 40, -1.0, 1.0);
+        // Columns in runs of `run` consecutive offsets, the runs 5 apart; rows 3 apart, reversed.
+        let cols: Vec<usize> = (0..n).map(|j| (j / run) * 5 * run + j % run).collect();
+        let max_col = *cols.iter().max().unwrap_or(&0);
+        let rows: Vec<usize> = (0..k).map(|p| (k - 1 - p) * 3).collect();
+        assert!(k * 3 + max_col < src.len());
+        let gather = Gather::new(&src, &rows, &cols).expect("offsets inside src");
+        let dense: Vec<T> = (0..k * n).map(|i| src[rows[i / n] + cols[i % n]]).collect();
+        let a: Vec<T> = rng.vec(m * k, -1.0, 1.0);
+        for tasks in [1, 3] {
+            let mut want = vec![T::zero(); m * n];
+            let options = Options { tasks: Some(tasks), ..Options::default() };
+            gemm_with(m, n, k, &a, (0, k as isize, 1), &dense, (0, n as isize, 1), &mut want, false, options);
+            let mut got = vec![T::zero(); m * n];
+            common::in_pool(tasks.min(2), || gemm_gathered(m, &a, (0, k as isize, 1), &gather, &mut got));
+            assert_eq!(bits(&got), bits(&want), "{} {m}x{k}x{n} runs of {run}", T::NAME);
+        }
+    }
+    // An offset past the end of src is refused, not read.
+    let src: Vec<T> = rng.vec(10, -1.0, 1.0);
+    assert!(Gather::new(&src, &[0, 5], &[0, 4]).is_some());
+    assert!(Gather::new(&src, &[0, 5], &[0, 5]).is_none());
+    assert!(Gather::new(&src, &[usize::MAX], &[1]).is_none());
+}
+
+#[test]
+fn gathered_rhs_matches_written_out_gemm_bitwise() {
+    check_gathered::<f32>(93);
+    check_gathered::<f64>(94);
 }

@@ -28,7 +28,7 @@ impl<T: Element> Pad<T> {
 
 /// Extent of the padded plane along each axis: the input at offset `p`, and every position a
 /// window reaches.
-fn padded_extent(g: &Geom) -> [usize; 3] {
+pub(super) fn padded_extent(g: &Geom) -> [usize; 3] {
     std::array::from_fn(|i| (g.p[i] + g.inp[i]).max((g.out[i].max(1) - 1) * g.s[i] + (g.k[i] - 1) * g.d[i] + 1))
 }
 
@@ -48,7 +48,7 @@ fn for_window_rows(g: &Geom, ext: [usize; 3], (kd, kh, kw): (usize, usize, usize
 
 /// Index of input row `(z, y)`'s first value in the padded plane.
 #[inline]
-fn interior(g: &Geom, ext: [usize; 3], z: usize, y: usize) -> usize {
+pub(super) fn interior(g: &Geom, ext: [usize; 3], z: usize, y: usize) -> usize {
     ((z + g.p[0]) * ext[1] + y + g.p[1]) * ext[2] + g.p[2]
 }
 

@@ -8,10 +8,9 @@
 //! depends only on the problem (a column-buffer budget), and the GEMMs' own parallelism keeps the
 //! summation order fixed, so results are bitwise identical for any thread count.
 
-use super::channels_last;
 use super::cols::{col2im_channel, im2col_channel, Pad};
 use super::depthwise::{depthwise_backward, depthwise_forward, is_depthwise};
-use super::{for_plane_chunks, Geom};
+use super::{channels_last, for_plane_chunks, gathered, Geom};
 use crate::element::Element;
 use crate::matmul::{gemm, GemmElement};
 use crate::par::{self, Cost};
@@ -235,6 +234,11 @@ fn forward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign, E: Fn(usize
     let (p, ck, fg) = (s.g.out_plane(), s.cg_k(), s.fg());
     let ld = images * p;
     T::with_scratch(|cols, ybuf| {
+        if w_kc.is_none() && gathered::applies(s, images) {
+            return batched_output(s, images, ybuf, ys, |target| {
+                gathered::forward_product(s, xs, images, w, cols, target)
+            });
+        }
         let cols_ref: &[T] = if w_kc.is_some() {
             let cols_t = grown(cols, ld * ck);
             channels_last::fill_cols_t(s, xs, images, &mut Vec::new(), cols_t);
@@ -263,14 +267,7 @@ fn forward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign, E: Fn(usize
                 )
             }),
         };
-        // One image's output already has the batched layout: the GEMM writes it in place.
-        if images == 1 {
-            product(ys);
-        } else {
-            let batched = grown(ybuf, s.f * ld);
-            product(batched);
-            scatter_batch(batched, s.f, p, images, ys);
-        }
+        batched_output(s, images, ybuf, ys, product);
     });
     for_plane_chunks(ys, p, p, Cost::Light, |first, planes| {
         for (i, row) in planes.chunks_mut(p).enumerate() {
@@ -282,6 +279,25 @@ fn forward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign, E: Fn(usize
             epilogue(f, row);
         }
     });
+}
+
+/// Runs `product` (the batch's `F × images·p` output) into `ys`: in place for one image, whose
+/// output already has that layout, else into the batched scratch `ybuf`, then scattered.
+fn batched_output<T: Element>(
+    s: &ConvShape,
+    images: usize,
+    ybuf: &mut Vec<T>,
+    ys: &mut [T],
+    product: impl FnOnce(&mut [T]),
+) {
+    let p = s.g.out_plane();
+    if images == 1 {
+        product(ys);
+    } else {
+        let batched = grown(ybuf, s.f * images * p);
+        product(batched);
+        scatter_batch(batched, s.f, p, images, ys);
+    }
 }
 
 /// One batch's share of a backward pass: its index, its data-gradient images, its weight-gradient
@@ -420,6 +436,9 @@ fn backward_batch<T: GemmElement + ConvScratch + std::ops::AddAssign>(
         }
         if let (Some(dws), Some(x)) = (dws, x) {
             let xs = &x[start * xin..(start + images) * xin];
+            if gathered::applies(s, images) {
+                return gathered::weight_grad_product(s, xs, images, dyb, cols, dws);
+            }
             let cols_ref: &[T] = if s.g.trivial() && images == 1 {
                 xs
             } else {

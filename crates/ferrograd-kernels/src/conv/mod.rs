@@ -7,10 +7,13 @@ mod channels_last;
 mod cols;
 mod convolution;
 mod depthwise;
+mod gathered;
 mod pool;
 mod stats;
 
 pub use convolution::{conv_backward, conv_forward, conv_forward_then, ConvScratch, ConvShape};
+#[doc(hidden)]
+pub use gathered::set_enabled as set_gathered_columns;
 pub use pool::{pool_forward, pool_linear_backward, pool_max_backward, pool_max_gather, PoolFloat, PoolKind};
 pub use stats::{channel_affine, channel_affine2, channel_dot, norm_stats};
 
@@ -38,7 +41,7 @@ impl Geom {
         self.k.iter().product()
     }
     /// im2col is the identity (1x1 kernel, stride 1, no padding).
-    fn trivial(&self) -> bool {
+    pub(crate) fn trivial(&self) -> bool {
         self.k == [1, 1, 1] && self.s == [1, 1, 1] && self.p == [0, 0, 0]
     }
 }

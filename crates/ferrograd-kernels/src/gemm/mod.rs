@@ -6,9 +6,12 @@
 //! output element is summed in one fixed order (see `x86.rs`), so splitting the output over
 //! threads (by rows or by columns, never along K) cannot change a bit.
 
+mod gather;
 mod pack;
 #[cfg(target_arch = "x86_64")]
 mod x86;
+
+pub use gather::{gemm_gather, Gather};
 
 use std::cell::RefCell;
 use std::sync::OnceLock;
@@ -149,12 +152,8 @@ pub unsafe fn gemm<T: Packed>(
     let (kernel, mr, nr) = T::kernel(isa);
     if k == 0 {
         if !accumulate {
-            for i in 0..m {
-                for j in 0..n {
-                    // SAFETY: (i, j) is inside C's m×n extent (caller's contract).
-                    unsafe { *c.ptr.offset(i as isize * c.row_stride + j as isize * c.col_stride) = T::default() };
-                }
-            }
+            // SAFETY: the caller's contract on `c`.
+            unsafe { fill_zero(m, n, c) };
         }
         return true;
     }
@@ -196,6 +195,19 @@ pub unsafe fn gemm<T: Packed>(
         (0..tasks).for_each(run);
     }
     true
+}
+
+/// `C = 0` (the product of an empty inner dimension).
+///
+/// # Safety
+/// `c` is writable at every `(i, j)`, `i < m`, `j < n`.
+unsafe fn fill_zero<T: Default>(m: usize, n: usize, c: Mat<*mut T>) {
+    for i in 0..m {
+        for j in 0..n {
+            // SAFETY: (i, j) is inside C's m×n extent (caller's contract).
+            unsafe { *c.ptr.offset(i as isize * c.row_stride + j as isize * c.col_stride) = T::default() };
+        }
+    }
 }
 
 /// Where task `t` of `tasks` starts in `0..len` (and `t = tasks` ends): at whole `unit`s, task
@@ -433,12 +445,8 @@ impl<T: Packed> PackedB<T> {
     pub unsafe fn gemm(&self, m: usize, c: Mat<*mut T>, a: Mat<*const T>, accumulate: bool) {
         if m == 0 || self.n == 0 || self.k == 0 {
             if !accumulate {
-                for i in 0..m {
-                    for j in 0..self.n {
-                        // SAFETY: (i, j) is inside C's m×n extent (caller's contract).
-                        unsafe { *c.ptr.offset(i as isize * c.row_stride + j as isize * c.col_stride) = T::default() };
-                    }
-                }
+                // SAFETY: the caller's contract on `c`.
+                unsafe { fill_zero(m, self.n, c) };
             }
             return;
         }
