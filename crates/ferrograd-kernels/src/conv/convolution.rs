@@ -147,11 +147,14 @@ fn scatter_batch<T: Element>(batched: &[T], f: usize, p: usize, images: usize, d
     });
 }
 
-/// Element types with per-thread scratch for the forward's im2col columns and batched output,
-/// kept across calls: a forward allocates and zeroes nothing once they have grown (every
-/// element used is overwritten before it is read).
+/// Element types with per-thread scratch for the im2col columns, batched outputs and
+/// weight-gradient partials, kept across calls: a convolution allocates and zeroes nothing once
+/// they have grown (every element used is overwritten before it is read).
 pub trait ConvScratch: Element {
     fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>, &mut Vec<Self>) -> R) -> R;
+    /// The backward's weight-gradient partials (a buffer of their own: the batches inside use
+    /// [`Self::with_scratch`]).
+    fn with_partials<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R;
 }
 
 macro_rules! impl_conv_scratch {
@@ -170,6 +173,15 @@ macro_rules! impl_conv_scratch {
                     // Re-entered on this thread (a rayon worker running another batch while it
                     // waits): fresh buffers for the nested call.
                     Err(_) => f(&mut Vec::new(), &mut Vec::new()),
+                })
+            }
+            fn with_partials<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R {
+                thread_local! {
+                    static PARTIALS: std::cell::RefCell<Vec<$t>> = const { std::cell::RefCell::new(Vec::new()) };
+                }
+                PARTIALS.with(|cell| match cell.try_borrow_mut() {
+                    Ok(mut buf) => f(&mut buf),
+                    Err(_) => f(&mut Vec::new()),
                 })
             }
         }
@@ -350,34 +362,42 @@ pub fn conv_backward<T: GemmElement + ConvScratch + std::ops::AddAssign + std::o
     dx_parts.resize_with(n_batches, || None);
     let parallel = s.parallel_batches();
     // Partials of batches 1.. : all at once when the batches run in parallel, else one reused.
-    let mut extra = vec![T::zero(); if dw.is_some() { wlen * if parallel { n_batches - 1 } else { 1 } } else { 0 }];
-    if parallel || n_batches == 1 {
-        let mut partials: Vec<Option<&mut [T]>> = match dw {
-            Some(d) => std::iter::once(d).chain(extra.chunks_mut(wlen.max(1))).map(Some).collect(),
-            None => (0..n_batches).map(|_| None).collect(),
-        };
-        partials.resize_with(n_batches, || None);
-        let mut batches: Vec<BackwardBatch<'_, T>> =
-            dx_parts.into_iter().zip(partials).enumerate().map(|(b, (d, p))| (b, d, p)).collect();
-        s.run_batches(&mut batches, |(b, dxs, dws)| {
-            backward_batch(s, dy, x, (w, w_kc.as_deref()), *b, dxs.as_deref_mut(), dws.as_deref_mut())
-        });
-        let mut parts = batches.into_iter().map(|(_, _, p)| p);
-        if let Some(Some(dw)) = parts.next() {
-            for p in parts.flatten() {
-                dw.iter_mut().zip(p.iter()).for_each(|(d, &v)| *d += v);
+    let partials = match (dw.is_some(), parallel) {
+        (false, _) => 0,
+        (true, true) => n_batches - 1,
+        (true, false) => usize::from(n_batches > 1),
+    };
+    // Every partial is overwritten by its batch before it is read: stale scratch is fine.
+    T::with_partials(|buf| {
+        let extra = grown(buf, wlen * partials);
+        if parallel || n_batches == 1 {
+            let mut partials: Vec<Option<&mut [T]>> = match dw {
+                Some(d) => std::iter::once(d).chain(extra.chunks_mut(wlen.max(1))).map(Some).collect(),
+                None => (0..n_batches).map(|_| None).collect(),
+            };
+            partials.resize_with(n_batches, || None);
+            let mut batches: Vec<BackwardBatch<'_, T>> =
+                dx_parts.into_iter().zip(partials).enumerate().map(|(b, (d, p))| (b, d, p)).collect();
+            s.run_batches(&mut batches, |(b, dxs, dws)| {
+                backward_batch(s, dy, x, (w, w_kc.as_deref()), *b, dxs.as_deref_mut(), dws.as_deref_mut())
+            });
+            let mut parts = batches.into_iter().map(|(_, _, p)| p);
+            if let Some(Some(dw)) = parts.next() {
+                for p in parts.flatten() {
+                    dw.iter_mut().zip(p.iter()).for_each(|(d, &v)| *d += v);
+                }
+            }
+        } else {
+            let mut dw = dw;
+            for (b, dxs) in dx_parts.into_iter().enumerate() {
+                let part = if b == 0 { dw.as_deref_mut() } else { dw.as_ref().map(|_| &mut extra[..]) };
+                backward_batch(s, dy, x, (w, w_kc.as_deref()), b, dxs, part);
+                if let (Some(dw), true) = (dw.as_deref_mut(), b > 0) {
+                    dw.iter_mut().zip(extra.iter()).for_each(|(d, &v)| *d += v);
+                }
             }
         }
-    } else {
-        let mut dw = dw;
-        for (b, dxs) in dx_parts.into_iter().enumerate() {
-            let part = if b == 0 { dw.as_deref_mut() } else { dw.as_ref().map(|_| &mut extra[..]) };
-            backward_batch(s, dy, x, (w, w_kc.as_deref()), b, dxs, part);
-            if let (Some(dw), true) = (dw.as_deref_mut(), b > 0) {
-                dw.iter_mut().zip(&extra).for_each(|(d, &v)| *d += v);
-            }
-        }
-    }
+    })
 }
 
 /// One batch of [`conv_backward`]: its data gradient `dxs` (overwritten) and its weight-gradient
