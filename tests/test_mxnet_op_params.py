@@ -95,6 +95,6 @@ def test_parameters_match_mxnet(spec):
 
 def test_choices_include_mxnets_runnable_values():
     leaky = {p.name: p for p in next(s for s in specs() if s.name == "LeakyReLU").params}
-    assert set(leaky["act_type"].choices) == {"elu", "gelu", "leaky", "prelu", "selu"}  # no rrelu
+    assert set(leaky["act_type"].choices) == {"elu", "gelu", "leaky", "prelu", "rrelu", "selu"}
     pool = {p.name: p for p in next(s for s in specs() if s.name == "Pooling").params}
     assert set(pool["pool_type"].choices) == {"avg", "lp", "max", "sum"}
