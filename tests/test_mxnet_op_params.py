@@ -23,6 +23,8 @@ DIFFERENT = {
     ("Concat", "num_args"): "more lenient: filled in from the inputs",
     ("stack", "num_args"): "more lenient: filled in from the inputs",
     ("UpSampling", "num_args"): "more lenient: one input by default",
+    ("Crop", "num_args"): "more lenient: filled in from the inputs",
+    ("Crop", "data"): "an input (MXNet lists its variadic inputs as a parameter)",
     ("Reshape", "shape"): "required: MXNet's empty default reshapes to nothing useful",
     ("broadcast_to", "shape"): "required, as above",
     ("Reshape", "target_shape"): "deprecated in MXNet, not provided",
