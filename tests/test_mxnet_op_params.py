@@ -23,6 +23,8 @@ DIFFERENT = {
     ("Concat", "num_args"): "more lenient: filled in from the inputs",
     ("stack", "num_args"): "more lenient: filled in from the inputs",
     ("UpSampling", "num_args"): "more lenient: one input by default",
+    ("Crop", "num_args"): "more lenient: filled in from the inputs",
+    ("Crop", "data"): "an input (MXNet lists its variadic inputs as a parameter)",
     ("Reshape", "shape"): "required: MXNet's empty default reshapes to nothing useful",
     ("broadcast_to", "shape"): "required, as above",
     ("Reshape", "target_shape"): "deprecated in MXNet, not provided",
@@ -95,6 +97,6 @@ def test_parameters_match_mxnet(spec):
 
 def test_choices_include_mxnets_runnable_values():
     leaky = {p.name: p for p in next(s for s in specs() if s.name == "LeakyReLU").params}
-    assert set(leaky["act_type"].choices) == {"elu", "gelu", "leaky", "prelu", "selu"}  # no rrelu
+    assert set(leaky["act_type"].choices) == {"elu", "gelu", "leaky", "prelu", "rrelu", "selu"}
     pool = {p.name: p for p in next(s for s in specs() if s.name == "Pooling").params}
     assert set(pool["pool_type"].choices) == {"avg", "lp", "max", "sum"}

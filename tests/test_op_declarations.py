@@ -30,7 +30,7 @@ def test_signatures_carry_declared_defaults():
 def test_docstrings_list_types_defaults_and_choices():
     doc = nd.LeakyReLU.__doc__
     assert "slope : float, default 0.25" in doc
-    assert "act_type : {'elu', 'gelu', 'leaky', 'prelu', 'selu'}, default 'leaky'" in doc
+    assert "act_type : {'elu', 'gelu', 'leaky', 'prelu', 'rrelu', 'selu'}, default 'leaky'" in doc
     assert "act_type : {'relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'}, required" in \
         nd.Activation.__doc__
     assert nd.sum.__doc__.startswith("Sum over axes.")

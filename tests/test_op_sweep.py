@@ -26,11 +26,14 @@ LOOSE64 = {"gamma", "gammaln", "erf", "erfinv", "degrees", "radians", "LeakyReLU
 
 def known_difference(c):
     """Why ferrograd still differs from MXNet in case ``c`` (a strict xfail), or None."""
-    if c["op"] in ("LRN", "Crop", "khatri_rao", "cumsum"):
-        return f"{c['op']} is not provided yet"
-    if c["op"] == "LeakyReLU" and c["kwargs"].get("act_type") == "rrelu":
-        return "rrelu is not provided yet"
     return None
+
+
+def rrelu(c):
+    """rrelu in inference: MXNet leaves its slope mask (output 1) uninitialised and gives the
+    gradient ``head · output`` instead of ``head · slope`` where x <= 0 (docs/mxnet-users.md), so
+    only output 0 is compared."""
+    return c["op"] == "LeakyReLU" and c["kwargs"].get("act_type") == "rrelu"
 
 
 def case_id(i):
@@ -106,8 +109,9 @@ def replay(i):
     outs = out if isinstance(out, (list, tuple)) else [out]
     assert len(outs) == c["n_out"], f"{len(outs)} outputs, MXNet has {c['n_out']}"
     for j, o in enumerate(outs):
-        check_close(o.asnumpy(), FIXTURE[f"{i}_out{j}"], f"output {j}", c["op"], prec)
-    if grads is None:
+        if not (rrelu(c) and j == 1):
+            check_close(o.asnumpy(), FIXTURE[f"{i}_out{j}"], f"output {j}", c["op"], prec)
+    if grads is None or rrelu(c):
         return
     heads = [nd.array(FIXTURE[f"{i}_head{j}"], dtype=FIXTURE[f"{i}_head{j}"].dtype)
              for j in c["heads"]]

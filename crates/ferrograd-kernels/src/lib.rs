@@ -8,6 +8,7 @@ pub mod conv;
 pub mod element;
 pub mod gemm;
 pub mod layout;
+pub mod lrn;
 pub mod matmul;
 pub mod par;
 pub mod pool;

@@ -49,3 +49,32 @@ pub fn matmul_f64(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64
     }
     out
 }
+
+/// Local response normalisation of a contiguous `(outer, c, inner)` array over windows of
+/// `nsize` (odd) channels: `x · (k + alpha/nsize · Σ x²)^(-beta)`.
+#[allow(clippy::too_many_arguments)]
+pub fn lrn_f64(
+    x: &[f64],
+    outer: usize,
+    c: usize,
+    inner: usize,
+    nsize: usize,
+    k: f64,
+    alpha: f64,
+    beta: f64,
+) -> Vec<f64> {
+    let half = nsize / 2;
+    let mut out = vec![0.0; x.len()];
+    for o in 0..outer {
+        for ch in 0..c {
+            for s in 0..inner {
+                let lo = ch.saturating_sub(half);
+                let hi = (ch + half).min(c - 1);
+                let sq = sum_f64((lo..=hi).map(|j| x[(o * c + j) * inner + s].powi(2)));
+                let i = (o * c + ch) * inner + s;
+                out[i] = x[i] / (k + alpha / nsize as f64 * sq).powf(beta);
+            }
+        }
+    }
+    out
+}

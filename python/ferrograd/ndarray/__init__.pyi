@@ -66,6 +66,11 @@ def Correlation(
     stride1: int = ..., stride2: int = ..., pad_size: int = ..., is_multiply: bool = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def Crop(
+    *data: NDArray, num_args: int | None = ..., offset: tuple[int, ...] = ...,
+    h_w: tuple[int, ...] = ..., center_crop: bool = ..., out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def Custom(*inputs, op_type=..., **kwargs) -> Any: ...
 def Deconvolution(
     data: NDArray, weight: NDArray, bias: NDArray | None = ..., *, kernel: tuple[int, ...],
@@ -110,13 +115,17 @@ def L2Normalization(
     data: NDArray, eps: float = ..., mode: Literal['channel', 'instance', 'spatial'] = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def LRN(
+    data: NDArray, alpha: float = ..., beta: float = ..., knorm: float = ..., *, nsize: int,
+    out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
 def LayerNorm(
     data: NDArray, gamma: NDArray, beta: NDArray, axis: int = ..., eps: float = ...,
     output_mean_var: bool = ..., *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def LeakyReLU(
     data: NDArray, gamma: NDArray | None = ...,
-    act_type: Literal['elu', 'gelu', 'leaky', 'prelu', 'selu'] = ..., slope: float = ...,
+    act_type: Literal['elu', 'gelu', 'leaky', 'prelu', 'rrelu', 'selu'] = ..., slope: float = ...,
     lower_bound: float = ..., upper_bound: float = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
@@ -769,6 +778,10 @@ def _not_equal_scalar(
     data: NDArray, scalar: float, is_int: bool = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
 ) -> Any: ...
+def _np_cumsum(
+    a: NDArray, axis: int | None = ..., dtype: str | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def _ones(
     shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
@@ -1127,6 +1140,10 @@ def ctc_loss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def cumsum(
+    a: NDArray, axis: int | None = ..., dtype: str | None = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def current_context() -> Any: ...
 def degrees(data: NDArray, *, out: NDArray | None = ..., name: str | None = ...) -> Any: ...
 def depth_to_space(
@@ -1203,6 +1220,9 @@ def im2col(
     data: NDArray, kernel: tuple[int, ...], stride: tuple[int, ...] = ...,
     dilate: tuple[int, ...] = ..., pad: tuple[int, ...] = ..., *, out: NDArray | None = ...,
     name: str | None = ...,
+) -> Any: ...
+def khatri_rao(
+    *args: NDArray, num_args: int | None = ..., out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def lamb_update_phase1(
     weight: NDArray, grad: NDArray, mean: NDArray, var: NDArray, beta1: float = ...,

@@ -37,6 +37,7 @@ from ._math import (
     argmax,
     argmin,
     broadcast_to,
+    cumsum,
     dot,
     expand_dims,
     matmul,
@@ -67,6 +68,14 @@ dtype = _onp.dtype
 pi, e, inf, nan, newaxis = _onp.pi, _onp.e, _onp.inf, _onp.nan, None
 
 
+def _cumsum_method(self, axis=None, dtype=None, out=None):
+    """Running sums along ``axis`` (see :func:`cumsum`)."""
+    return cumsum(self, axis=axis, dtype=dtype, out=out)
+
+
+ndarray.cumsum = _cumsum_method
+
+
 def _host(x):
     """A NumPy copy of a ferrograd array; anything else unchanged."""
     return x.asnumpy() if isinstance(x, _NDArray) else x
@@ -86,7 +95,8 @@ def array_equal(a1, a2):
 
 __all__ = ["ndarray", "random", "array", "asarray", "zeros", "ones", "empty", "full",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace", "eye",
-           "identity", "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
+           "identity", "sum", "cumsum", "mean", "prod", "max", "min", "amax", "amin", "argmax",
+           "argmin",
            "maximum", "minimum", "dot", "matmul", "reshape", "ravel", "transpose", "expand_dims",
            "squeeze", "broadcast_to", "array_equiv", "array_equal", "float16", "float32",
            "float64", "int32", "int64", "uint8", "bool_", "dtype", "pi", "e", "inf", "nan",

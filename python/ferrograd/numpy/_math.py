@@ -126,6 +126,15 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False):
     return _reduce(_nd.prod, a, axis, keepdims, out)
 
 
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Running sums along ``axis`` (over the flattened array when None), accumulated in ``dtype``
+    (default: ``a``'s; bool gives int64), as MXNet's ``np.cumsum``; negative axes count from the
+    end."""
+    a = _as_array(a)
+    kw = {} if dtype is None else {"dtype": _dtype_name(dtype)}
+    return _finish(_wrap(_nd.cumsum(a, axis=axis, **kw)), out)
+
+
 def max(a, axis=None, out=None, keepdims=False):  # noqa: A001
     """Maximum over ``axis``."""
     return _reduce(_nd.max, _as_array(a), axis, keepdims, out)

@@ -61,6 +61,11 @@ def Correlation(
     max_displacement: int = ..., stride1: int = ..., stride2: int = ..., pad_size: int = ...,
     is_multiply: bool = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def Crop(
+    *data: Symbol, num_args: int | None = ..., offset: tuple[int, ...] = ...,
+    h_w: tuple[int, ...] = ..., center_crop: bool = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def Custom(*inputs, op_type=..., **kwargs) -> Any: ...
 def Deconvolution(
     data: Symbol | None = ..., weight: Symbol | None = ..., bias: Symbol | None = ..., *,
@@ -112,6 +117,10 @@ def L2Normalization(
     mode: Literal['channel', 'instance', 'spatial'] = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def LRN(
+    data: Symbol | None = ..., alpha: float = ..., beta: float = ..., knorm: float = ..., *,
+    nsize: int, name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def LayerNorm(
     data: Symbol | None = ..., gamma: Symbol | None = ..., beta: Symbol | None = ...,
     axis: int = ..., eps: float = ..., output_mean_var: bool = ..., *, name: str | None = ...,
@@ -119,7 +128,7 @@ def LayerNorm(
 ) -> Any: ...
 def LeakyReLU(
     data: Symbol | None = ..., gamma: Symbol | None = ...,
-    act_type: Literal['elu', 'gelu', 'leaky', 'prelu', 'selu'] = ..., slope: float = ...,
+    act_type: Literal['elu', 'gelu', 'leaky', 'prelu', 'rrelu', 'selu'] = ..., slope: float = ...,
     lower_bound: float = ..., upper_bound: float = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -853,6 +862,10 @@ def _not_equal_scalar(
     data: Symbol | None = ..., *, scalar: float, is_int: bool = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _np_cumsum(
+    a: Symbol | None = ..., axis: int | None = ..., dtype: str | None = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _ones(
     shape: tuple[int, ...] | None = ..., ctx: str = ..., dtype: str = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -1269,6 +1282,10 @@ def ctc_loss(
     use_label_lengths: bool = ..., blank_label: Literal['first', 'last'] = ..., *,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def cumsum(
+    a: Symbol | None = ..., axis: int | None = ..., dtype: str | None = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def degrees(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
@@ -1364,6 +1381,10 @@ def identity(
 def im2col(
     data: Symbol | None = ..., *, kernel: tuple[int, ...], stride: tuple[int, ...] = ...,
     dilate: tuple[int, ...] = ..., pad: tuple[int, ...] = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
+def khatri_rao(
+    *args: Symbol, num_args: int | None = ..., name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
 def lamb_update_phase1(

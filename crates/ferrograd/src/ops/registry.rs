@@ -48,6 +48,7 @@ const MODULES: &[&[OpDef]] = &[
     super::conv::norm::DEFS,
     super::conv::upsampling::DEFS,
     super::conv::l2norm::DEFS,
+    super::conv::lrn::DEFS,
     super::optim::DEFS,
     super::rnn::DEFS,
     super::contrib::DEFS,
@@ -79,6 +80,9 @@ const MODULES: &[&[OpDef]] = &[
     super::image::DEFS,
     super::multibox::DEFS,
     super::multibox_target::DEFS,
+    super::crop::DEFS,
+    super::krprod::DEFS,
+    super::cumsum::DEFS,
 ];
 
 /// Every registered op, each once.

@@ -20,6 +20,7 @@ mod gradcheck;
 mod image_cases;
 mod input_delta;
 mod linalg20_cases;
+mod missing_ops_cases;
 mod nn_cases;
 mod nn_loss_cases;
 mod norm_cases;

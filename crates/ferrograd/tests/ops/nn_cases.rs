@@ -644,7 +644,13 @@ fn nn_bad_inputs() {
         "shape",
         &["LeakyReLU", "gamma", "(3,)", "(4,)"],
     );
-    expect_err("LeakyReLU", &[z(&[2])], &[("act_type", string("rrelu"))], "value", &["LeakyReLU", "rrelu"]);
+    expect_err(
+        "LeakyReLU",
+        &[z(&[2])],
+        &[("act_type", string("rrelu")), ("upper_bound", float(f64::INFINITY))],
+        "value",
+        &["LeakyReLU", "rrelu", "upper_bound"],
+    );
     expect_err("softmax", &[z(&[2, 3])], &[("axis", int(2))], "index", &["softmax", "axis 2"]);
     expect_err("log_softmax", &[z(&[2, 3])], &[("temperature", float(0.0))], "value", &["log_softmax", "temperature"]);
     expect_err("softmax", &[NDArray::zeros(&[2], I64)], &[], "dtype", &["softmax", "int64"]);

@@ -11,6 +11,7 @@ use crate::detect_cases as dt;
 use crate::elem_extra_cases as ee;
 use crate::image_cases as im;
 use crate::linalg20_cases as la;
+use crate::missing_ops_cases as mo;
 use crate::ops20_cases as o20;
 use crate::optim_cases as op;
 use crate::ordering_cases as oc;
@@ -193,6 +194,12 @@ fn o20_seq() -> Params {
 }
 fn im_normalize() -> Params {
     im::normalize_p()
+}
+fn mo_lrn() -> Params {
+    mo::lrn_p()
+}
+fn mo_crop() -> Params {
+    mo::crop_p()
 }
 fn o20_block() -> Params {
     o20::space_depth_p()
@@ -573,6 +580,11 @@ table! {
     "_backward_ModulatedDeformableConvolution" => conv, dcn_p, d2::deformable_backward, NONDIFF;
     "_contrib_Proposal" => contrib, proposal_p, d2::proposal, Some(d2::proposal_zero_grad);
     "_contrib_MultiProposal" => contrib, proposal_p, d2::proposal, Some(d2::proposal_zero_grad);
+    // issue 20: operator breadth
+    "LRN" => conv, mo_lrn, mo::lrn, Some(mo::lrn_grad);
+    "Crop" => shape_more, mo_crop, mo::crop, Some(mo::crop_grad);
+    "khatri_rao" => matmul, none, mo::khatri_rao, Some(mo::khatri_rao_grad);
+    "_np_cumsum" => reduce, none, mo::cumsum, Some(mo::cumsum_grad);
 }
 
 /// Runs one family's forward or gradient cases, collecting every failure before reporting.

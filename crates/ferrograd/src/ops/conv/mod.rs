@@ -8,6 +8,7 @@ pub mod convolution;
 pub mod fused;
 pub mod group_norm;
 pub mod l2norm;
+pub mod lrn;
 pub mod norm;
 pub mod pooling;
 pub mod resize;

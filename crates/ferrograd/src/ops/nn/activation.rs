@@ -8,8 +8,15 @@
 //! (0 for relu, `slope` for leaky, `slope` for elu, `λ·α` for selu, `gamma` for prelu).
 //!
 //! `gelu` is the exact form MXNet 1.9.1 computes, `0.5·x·(1 + erf(x/√2))`. `slope` is rounded to
-//! float32 before use, as MXNet stores it (so float64 results match MXNet's). `rrelu` is not
-//! supported.
+//! float32 before use, as MXNet stores it (so float64 results match MXNet's).
+//!
+//! `rrelu` (randomised leaky ReLU) has two visible outputs, `output` and `mask`, as in MXNet.
+//! In training (`autograd.record(train_mode=True)`, `forward(is_train=True)`) each element draws
+//! its negative-side slope uniformly from `[lower_bound, upper_bound)` (the crate's Philox stream,
+//! so `mx.random.seed` makes it reproducible); in inference the slope is the mean
+//! `(lower_bound + upper_bound)/2`. `mask` holds the slope each element used, and the gradient is
+//! `h` where `x > 0` and `h·mask` elsewhere (MXNet 1.9.1 crashes in training mode for rrelu and
+//! leaves `mask` uninitialised in inference).
 
 use std::sync::Arc;
 
@@ -18,6 +25,7 @@ use ferrograd_kernels::unary_binary::unary;
 use ferrograd_kernels::Element;
 
 use super::float_only;
+use crate::dtype::DType;
 use crate::error::{fmt_shape, Error, Result};
 use crate::ndarray::{Meta, NDArray};
 use crate::ops::binary::BinaryKind;
@@ -120,13 +128,14 @@ impl Op for Activation {
     }
 }
 
-/// Which `LeakyReLU` (MXNet's `rrelu`, random slopes, is not supported).
+/// Which `LeakyReLU`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ParamEnum)]
 pub enum LeakyType {
     Elu,
     Gelu,
     Leaky,
     Prelu,
+    Rrelu,
     Selu,
 }
 
@@ -139,10 +148,10 @@ pub struct LeakyReluParams {
     /// Slope of the negative side (leaky), or the scale of elu's negative side.
     #[param(default = 0.25)]
     pub slope: f64,
-    /// Lower bound of rrelu's random slope (accepted, unused: rrelu is not supported).
+    /// Lower bound of rrelu's random slope (rrelu only).
     #[param(default = 0.125)]
     pub lower_bound: f64,
-    /// Upper bound of rrelu's random slope (accepted, unused: rrelu is not supported).
+    /// Upper bound of rrelu's random slope (rrelu only).
     #[param(default = 0.334)]
     pub upper_bound: f64,
 }
@@ -151,14 +160,54 @@ const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
 const SELU_LAMBDA: f64 = 1.050_700_987_355_480_5;
 const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7; // 1/√(2π)
 
-/// `LeakyReLU(data, gamma?, act_type, slope)`; `gamma` only for prelu.
+/// `LeakyReLU(data, gamma?, act_type, slope, lower_bound, upper_bound)`; `gamma` only for
+/// prelu, the bounds only for rrelu.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LeakyReLU {
     pub act: LeakyType,
     pub slope: f64,
+    pub lower: f64,
+    pub upper: f64,
 }
 
 impl LeakyReLU {
+    /// A LeakyReLU of a kind without random slopes (rrelu's bounds at their defaults).
+    pub fn new(act: LeakyType, slope: f64) -> LeakyReLU {
+        LeakyReLU { act, slope, lower: 0.125, upper: 0.334 }
+    }
+    /// rrelu's bounds as MXNet uses them (float32).
+    fn bounds(&self) -> (f64, f64) {
+        (self.lower as f32 as f64, self.upper as f32 as f64)
+    }
+    /// rrelu's inference slope, `(lower + upper)/2` computed in float32 as MXNet does.
+    fn mean_slope(&self) -> f64 {
+        ((self.lower as f32 + self.upper as f32) / 2.0) as f64
+    }
+    /// rrelu's forward: `mask` gets each element's slope (sampled in training, else the mean)
+    /// rounded to the data's dtype, and `out = x > 0 ? x : mask·x`.
+    fn rrelu_forward(&self, ctx: &Ctx, x: &NDArray, outputs: &mut [NDArray]) -> Result<()> {
+        let n = x.size();
+        let slopes: Vec<f64> = if ctx.is_train {
+            let (lo, hi) = self.bounds();
+            let u = crate::random::uniform(0.0, 1.0, &[n], DType::F64)?.to_f64_vec();
+            u.into_iter().map(|u| lo + (hi - lo) * u).collect()
+        } else {
+            vec![self.mean_slope(); n]
+        };
+        let xv = x.to_contiguous();
+        let src = xv.snapshot();
+        with_float_dtype!(x.dtype(), T => {
+            let s = &src.typed::<T>()?[xv.layout().contiguous_range().unwrap_or(0..0)];
+            let mask: Vec<T> = slopes.iter().map(|&a| T::from_f64(a)).collect();
+            outputs[0].write_out::<T, _>(|o| {
+                for ((o, &v), &m) in o.iter_mut().zip(s).zip(&mask) {
+                    let v = v.to_f64();
+                    *o = T::from_f64(if v > 0.0 { v } else { m.to_f64() * v });
+                }
+            })?;
+            outputs[1].write_out::<T, _>(|o| o.copy_from_slice(&mask))
+        }, else Err(Error::DType("LeakyReLU: data must have a float dtype".into())))
+    }
     /// `slope` as MXNet uses it: a float32 parameter.
     fn slope(&self) -> f64 {
         self.slope as f32 as f64
@@ -188,6 +237,19 @@ impl Op for LeakyReLU {
     fn name(&self) -> &'static str {
         "LeakyReLU"
     }
+    fn num_outputs(&self) -> usize {
+        if self.act == LeakyType::Rrelu {
+            2
+        } else {
+            1
+        }
+    }
+    fn output_names(&self) -> Option<&'static [&'static str]> {
+        (self.act == LeakyType::Rrelu).then_some(&["output", "mask"][..])
+    }
+    fn is_random(&self) -> bool {
+        self.act == LeakyType::Rrelu
+    }
     fn arg_names(&self) -> &'static [&'static str] {
         if self.act == LeakyType::Prelu {
             &["data", "gamma"]
@@ -197,7 +259,8 @@ impl Op for LeakyReLU {
     }
     fn attrs(&self) -> Vec<(&'static str, String)> {
         let mut v = vec![("act_type", self.act.name().to_string())];
-        let p = LeakyReluParams { act_type: self.act, slope: self.slope, lower_bound: 0.125, upper_bound: 0.334 };
+        let p =
+            LeakyReluParams { act_type: self.act, slope: self.slope, lower_bound: self.lower, upper_bound: self.upper };
         v.extend(p.to_attrs().into_iter().filter(|(k, _)| *k != "act_type"));
         v
     }
@@ -217,12 +280,13 @@ impl Op for LeakyReLU {
                 )));
             }
         }
-        Ok(vec![inputs[0].clone()])
+        Ok(vec![inputs[0].clone(); self.num_outputs()])
     }
-    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+    fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let x = &inputs[0];
         let a = self.slope();
         match self.act {
+            LeakyType::Rrelu => self.rrelu_forward(ctx, x, outputs),
             LeakyType::Leaky => map_f64(x, &mut outputs[0], move |v| if v > 0.0 { v } else { a * v }),
             LeakyType::Elu => map_f64(x, &mut outputs[0], move |v| if v > 0.0 { v } else { a * v.exp_m1() }),
             LeakyType::Selu => {
@@ -250,11 +314,23 @@ impl Op for LeakyReLU {
         }
     }
     fn saves(&self) -> Saves {
-        Saves::Inputs
+        if self.act == LeakyType::Rrelu {
+            Saves::InputsAndOutputs
+        } else {
+            Saves::Inputs
+        }
     }
-    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
         let (x, h) = (inputs[0], og[0]);
         match self.act {
+            LeakyType::Rrelu => {
+                // d = [x > 0] + [x <= 0]·mask; the mask is a constant of the draw (no gradient).
+                let m = g.scalar(BinaryKind::Gt, x, 0.0, false)?;
+                let nm = g.rsub_scalar(1.0, m)?;
+                let neg = g.mul(nm, outputs[1])?;
+                let d = g.add(m, neg)?;
+                Ok(vec![Some(g.mul(h, d)?)])
+            }
             // d = 1 where x > 0, else slope: one fused pass.
             LeakyType::Leaky => Ok(vec![Some(g.apply1(super::act_grad::MaskedGrad::leaky(self.slope()), &[h, x])?)]),
             LeakyType::Elu | LeakyType::Selu => {
@@ -311,6 +387,17 @@ impl Op for LeakyReLU {
     }
 }
 
+fn build_leaky_relu(a: &crate::ops::Attrs) -> Result<crate::ops::OpRef> {
+    let p = LeakyReluParams::parse(a)?;
+    if p.act_type == LeakyType::Rrelu && !(p.lower_bound.is_finite() && p.upper_bound.is_finite()) {
+        return Err(Error::Value(format!(
+            "LeakyReLU: rrelu needs finite lower_bound and upper_bound, got {} and {}",
+            p.lower_bound, p.upper_bound
+        )));
+    }
+    Ok(Arc::new(LeakyReLU { act: p.act_type, slope: p.slope, lower: p.lower_bound, upper: p.upper_bound }))
+}
+
 /// The activation ops' declarations.
 pub const DEFS: &[OpDef] = &[
     OpDef {
@@ -325,11 +412,10 @@ pub const DEFS: &[OpDef] = &[
         name: "LeakyReLU",
         aliases: &[],
         args: &["data", "gamma?"],
-        doc: "Leaky ReLU family: leaky, elu, selu, gelu (tanh form), prelu (learned gamma per channel, axis 1).",
+        doc: "Leaky ReLU family: leaky, elu, selu, gelu (erf form), prelu (learned gamma per channel, axis 1), \
+              rrelu (random slope in [lower_bound, upper_bound) while training, their mean in inference; \
+              outputs output and mask).",
         params: LeakyReluParams::schema,
-        build: |a| {
-            let p = LeakyReluParams::parse(a)?;
-            Ok(Arc::new(LeakyReLU { act: p.act_type, slope: p.slope }))
-        },
+        build: build_leaky_relu,
     },
 ];
