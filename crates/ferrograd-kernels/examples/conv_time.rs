@@ -1,4 +1,4 @@
-//! Times convolution forward and backward on small-map layer shapes (the demo CNN's second layer)
+//! Times convolution forward and backward on small-map layer shapes (the demo CNN's two layers)
 //! and on ResNet-18's layers at batch 8, 112×112, with the im2col columns gathered from the
 //! padded images and written out, interleaved: `cargo run --release -p ferrograd-kernels
 //! --example conv_time`.
@@ -8,7 +8,8 @@ use std::time::Instant;
 use ferrograd_kernels::conv::{conv_backward, conv_forward, set_gathered_columns, ConvShape, Geom};
 
 /// (images, channels, filters, input side, kernel side, stride, padding)
-const LAYERS: [(usize, usize, usize, usize, usize, usize, usize); 12] = [
+const LAYERS: [(usize, usize, usize, usize, usize, usize, usize); 13] = [
+    (128, 1, 16, 8, 3, 1, 1),
     (128, 16, 32, 4, 3, 1, 1),
     (128, 64, 64, 4, 3, 1, 1),
     (32, 64, 64, 8, 3, 1, 1),
