@@ -192,29 +192,3 @@ impl Op for SamplerDerivAdjoint {
         Ok(vec![Some(du), Some(dgrid)])
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn adjoint_matches_forward() {
-        // <D(x, G), u> = <x, D*(u, G)> for every order.
-        let arr = |v: Vec<f64>, s: &[usize]| NDArray::from_vec(v, s).expect("sizes match");
-        let grid = arr(vec![-0.9, 0.3, 1.05, 0.2, -0.4, 0.7], &[1, 2, 1, 3]);
-        let x = arr((0..12).map(|v| (v as f64 * 0.37).sin()).collect(), &[1, 2, 2, 3]);
-        let u = arr(vec![0.5, -1.0, 2.0, 1.5, 0.25, -0.75], &[1, 2, 1, 3]);
-        for o in [[false, false], [true, false], [false, true], [true, true]] {
-            let y = crate::ops::run1(&SamplerDeriv { order: o }, &Ctx::default(), &[x.clone(), grid.clone()]).unwrap();
-            let a = crate::ops::run1(
-                &SamplerDerivAdjoint { order: o, hw: [2, 3] },
-                &Ctx::default(),
-                &[u.clone(), grid.clone()],
-            )
-            .unwrap();
-            let lhs: f64 = y.to_f64_vec().iter().zip(u.to_f64_vec()).map(|(p, q)| p * q).sum();
-            let rhs: f64 = x.to_f64_vec().iter().zip(a.to_f64_vec()).map(|(p, q)| p * q).sum();
-            assert!((lhs - rhs).abs() < 1e-12, "{o:?}: {lhs} vs {rhs}");
-        }
-    }
-}

@@ -3,8 +3,8 @@
 //! `NONDIFF`, which must agree with the op's own `differentiable()`. Adding an op to the registry
 //! without a line here fails `registry::every_op_has_test_cases`.
 
-use crate::common::*;
 use crate::backward_grad_cases as bg;
+use crate::common::*;
 use crate::compat_cases as cg;
 use crate::contrib_cases as ct;
 use crate::detect2_cases::{self as d2, dcn_p, proposal_p, psroi_p};
