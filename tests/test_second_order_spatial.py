@@ -1,4 +1,4 @@
-"""Higher-order gradients of the sampling, ROI and correlation operators.
+"""Higher-order gradients of the sampling, ROI, correlation and deformable convolution operators.
 
 Each check records `f`, takes the gradient of a scalar loss with `create_graph=True` (and again
 for third order), contracts it with fixed random weights, and compares the backward of that
@@ -148,3 +148,56 @@ def test_correlation_second_and_third_order(is_multiply, order):
                                      is_multiply=is_multiply)
     v = r.uniform(-1, 1, op(nd.array(a), nd.array(b)).shape)
     check_order(_nonlinear(op, v), [a, b], [0, 1], order)
+
+
+def dcn_inputs(seed, modulated, c=2, f=2, ng=1, dg=1, kernel=(2, 2)):
+    # Offsets with fractional parts in [0.1, 0.9]: sampling points away from pixel edges, where
+    # bilinear sampling has kinks.
+    r = _rng(seed)
+    taps, (ho, wo) = kernel[0] * kernel[1], (5 - kernel[0] + 1, 4 - kernel[1] + 1)
+    shape = (1, 2 * dg * taps, ho, wo)
+    xs = [r.uniform(-1, 1, (1, c, 5, 4)), r.uniform(0.1, 0.9, shape) - r.randint(0, 2, shape)]
+    if modulated:
+        xs.append(r.uniform(0.2, 1, (1, dg * taps, ho, wo)))
+    xs += [r.uniform(-1, 1, (f, c // ng) + kernel), r.uniform(-1, 1, (f,))]
+    return xs, (1, f, ho, wo)
+
+
+def _dcn(modulated, **kw):
+    if modulated:
+        return lambda *xs: nd.contrib.ModulatedDeformableConvolution(*xs, **kw)
+    return lambda *xs: nd.contrib.DeformableConvolution(*xs, **kw)
+
+
+@pytest.mark.parametrize("modulated", [False, True])
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_deformable_convolution_to_third_order(modulated, order):
+    xs, ys = dcn_inputs(16, modulated)
+    op = _dcn(modulated, kernel=(2, 2), num_filter=2)
+    v = _rng(17).uniform(-1, 1, ys)
+    check_order(_nonlinear(op, v), xs, list(range(len(xs))), order)
+
+
+@pytest.mark.parametrize("modulated", [False, True])
+def test_grouped_deformable_convolution_second_order(modulated):
+    xs, ys = dcn_inputs(18, modulated, c=4, f=4, ng=2, dg=2)
+    op = _dcn(modulated, kernel=(2, 2), num_filter=4, num_group=2, num_deformable_group=2)
+    v = _rng(19).uniform(-1, 1, ys)
+    check_order(_nonlinear(op, v), xs, list(range(len(xs))), 2)
+
+
+def test_deformable_convolution_gradient_matches_the_fused_backward():
+    # The first-order gradient (built from ops, differentiable again) equals MXNet's fused
+    # _backward_ModulatedDeformableConvolution.
+    xs, ys = dcn_inputs(20, True, c=4, f=4, ng=2, dg=2)
+    kw = dict(kernel=(2, 2), num_filter=4, num_group=2, num_deformable_group=2)
+    arrs = [nd.array(x, dtype="float64") for x in xs]
+    gy = nd.array(_rng(21).uniform(-1, 1, ys), dtype="float64")
+    for a in arrs:
+        a.attach_grad()
+    with autograd.record():
+        y = nd.contrib.ModulatedDeformableConvolution(*arrs, **kw)
+    y.backward(gy)
+    fused = nd._backward_ModulatedDeformableConvolution(gy, *arrs[:4], **kw)
+    for a, want in zip(arrs, fused, strict=True):
+        np.testing.assert_allclose(a.grad.asnumpy(), want.asnumpy(), rtol=1e-12, atol=1e-12)

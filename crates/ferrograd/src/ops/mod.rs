@@ -40,6 +40,7 @@ pub mod conv;
 pub mod convert;
 pub mod correlation;
 pub mod deformable;
+pub mod deformable_grad;
 pub mod diag;
 pub mod fill;
 pub mod finite;
