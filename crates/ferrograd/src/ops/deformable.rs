@@ -108,7 +108,7 @@ pub struct ModulatedDeformableConvolutionParams {
 pub struct Dcn {
     /// DCNv2: a `mask` input after `offset`.
     pub(crate) modulated: bool,
-    win: Window,
+    pub(crate) win: Window,
     pub(crate) num_filter: usize,
     pub(crate) num_group: usize,
     pub(crate) deform_groups: usize,
@@ -246,7 +246,7 @@ impl Dcn {
     }
 
     /// The output spatial size for `data`, checking the data and the groups.
-    fn out_size(&self, op: &str, data: &[usize]) -> Result<[usize; 2]> {
+    pub(crate) fn out_size(&self, op: &str, data: &[usize]) -> Result<[usize; 2]> {
         if data.len() != 4 {
             return Err(Error::Shape(format!("{op}: data must be 4-D (N, C, H, W), got shape {}", fmt_shape(data))));
         }
@@ -270,7 +270,7 @@ impl Dcn {
     }
 
     /// The expected shapes of (offset, mask, weight, bias) for `data`.
-    fn arg_shapes(&self, data: &[usize], out: [usize; 2]) -> [Vec<usize>; 4] {
+    pub(crate) fn arg_shapes(&self, data: &[usize], out: [usize; 2]) -> [Vec<usize>; 4] {
         let taps = self.win.kernel[0] * self.win.kernel[1];
         let dg = self.deform_groups;
         let mut w = vec![self.num_filter, data[1] / self.num_group];
@@ -283,25 +283,8 @@ impl Dcn {
         ]
     }
 
-    /// Kernel taps kh·kw.
-    pub(crate) fn taps(&self) -> usize {
-        self.win.kernel[0] * self.win.kernel[1]
-    }
-
-    /// The sizes for sampling `data` at `offset` only (the other inputs taken as expected).
-    pub(crate) fn sample_dims(&self, op: &str, data: &[usize], offset: &[usize]) -> Result<Dims> {
-        let out = self.out_size(op, data)?;
-        let want = self.arg_shapes(data, out);
-        let mut shapes: Vec<&[usize]> = vec![data, offset];
-        if self.modulated {
-            shapes.push(&want[1]);
-        }
-        shapes.push(&want[2]);
-        self.dims(op, &shapes)
-    }
-
     /// Checks every input's shape (`inputs` in op order, without ograd) and gives the sizes.
-    fn dims(&self, op: &str, inputs: &[&[usize]]) -> Result<Dims> {
+    pub(crate) fn dims(&self, op: &str, inputs: &[&[usize]]) -> Result<Dims> {
         let data = inputs[0];
         let out = self.out_size(op, data)?;
         let want = self.arg_shapes(data, out);

@@ -39,6 +39,25 @@ fn order_attr(o: Order) -> (&'static str, String) {
     ("order", format!("({}, {})", o[0] as u8, o[1] as u8))
 }
 
+impl Dcn {
+    /// Kernel taps kh·kw.
+    pub(crate) fn taps(&self) -> usize {
+        self.win.kernel[0] * self.win.kernel[1]
+    }
+
+    /// The sizes for sampling `data` at `offset` only (the other inputs taken as expected).
+    pub(crate) fn sample_dims(&self, op: &str, data: &[usize], offset: &[usize]) -> Result<Dims> {
+        let out = self.out_size(op, data)?;
+        let want = self.arg_shapes(data, out);
+        let mut shapes: Vec<&[usize]> = vec![data, offset];
+        if self.modulated {
+            shapes.push(&want[1]);
+        }
+        shapes.push(&want[2]);
+        self.dims(op, &shapes)
+    }
+}
+
 /// One image's data and offsets.
 fn image<'a, T>(d: &Dims, x: &'a [T], off: &'a [T], n: usize) -> Image<'a, T> {
     let mo = 2 * d.dg * d.taps() * d.positions();
