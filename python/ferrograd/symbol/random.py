@@ -1,6 +1,7 @@
 """``sym.random``: the symbolic twins of ``nd.random``'s samplers.
 
-Numbers as distribution parameters give a ``_random_<name>`` node of the given ``shape``;
+Numbers as distribution parameters give a ``_random_<name>`` node of the given ``shape``
+(without one, the node's shape is inferred from where its output is used, as in MXNet);
 Symbols give a ``_sample_<name>`` node drawing ``shape`` samples per element of the parameter
 arrays (output ``param.shape + shape``). The draws come from the global stream of
 ``mx.random.seed`` at each forward, as in MXNet.
@@ -23,10 +24,17 @@ def _shape(shape):
     return (shape,) if isinstance(shape, int) else tuple(shape)
 
 
+def _no_inputs(kwargs):
+    """The keyword arguments of an input-less sampler node: ``ctx`` is accepted (ferrograd
+    computes on the CPU) and Symbols (``randn(data=x)``) are ignored, as MXNet ignores them."""
+    kwargs.pop("ctx", None)
+    return {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
+
+
 def _sampler(name, params, shape, dtype, kwargs):
-    kwargs.pop("ctx", None)  # accepted for MXNet compatibility; ferrograd computes on the CPU
     symbols = [isinstance(v, Symbol) for _, v in params]
     if all(symbols):
+        kwargs.pop("ctx", None)
         return getattr(_sym, "_sample_" + name)(*[v for _, v in params],
                                                 shape=_shape(shape) or (),
                                                 dtype="float32" if dtype is None else dtype,
@@ -34,9 +42,9 @@ def _sampler(name, params, shape, dtype, kwargs):
     if any(symbols):
         raise DTypeError(f"{name}: the distribution parameters must all be numbers or all be "
                          f"Symbols, got {[type(v).__name__ for _, v in params]}")
-    shape = _shape(shape) or (1,)
-    return getattr(_sym, "_random_" + name)(shape=shape, dtype=dtype,
-                                            **{k: v for k, v in params}, **kwargs)
+    # No shape: () is "unknown" in a symbol, inferred from the consumers (MXNet's default).
+    return getattr(_sym, "_random_" + name)(shape=_shape(shape) or (), dtype=dtype,
+                                            **{k: v for k, v in params}, **_no_inputs(kwargs))
 
 
 def uniform(low=0, high=1, shape=None, dtype=None, **kwargs):
@@ -57,9 +65,8 @@ def randn(*shape, loc=0, scale=1, dtype=None, **kwargs):
 
 def randint(low, high, shape=None, dtype=None, **kwargs):
     """Integers uniform in ``[low, high)`` (int32 by default)."""
-    kwargs.pop("ctx", None)
-    return _sym._random_randint(low=low, high=high, shape=_shape(shape) or (1,), dtype=dtype,
-                                **kwargs)
+    return _sym._random_randint(low=low, high=high, shape=_shape(shape) or (), dtype=dtype,
+                                **_no_inputs(kwargs))
 
 
 def gamma(alpha=1, beta=1, shape=None, dtype=None, **kwargs):

@@ -140,12 +140,16 @@ impl Executor {
             metas.push(x.meta());
             vals.push(Some(x.clone()));
         }
+        let open = open_output_metas(sym, &arg_nodes, &b)?;
         let mut steps = Vec::new();
         for n in sym.topo_nodes() {
             let Some(op) = &n.op else { continue };
             let inputs: Vec<u32> = n.inputs.iter().map(|i| first_val[&key(&i.node)] + i.index as u32).collect();
             let in_metas: Vec<Meta> = inputs.iter().map(|&v| metas[v as usize].clone()).collect();
-            let outs = op.infer(&in_metas).map_err(|e| in_operator(&n.name, e))?;
+            let outs = match open.get(&key(&n)) {
+                Some(m) => m.clone(),
+                None => op.infer(&in_metas).map_err(|e| in_operator(&n.name, e))?,
+            };
             let first = metas.len() as u32;
             first_val.insert(key(&n), first);
             metas.extend(outs);
@@ -607,4 +611,37 @@ impl Executor {
 
 fn missing(name: &str) -> Error {
     Error::Runtime(format!("{name}: an input has not been computed (call forward() first)"))
+}
+
+/// The output metas of the input-less nodes whose shape is open (a sampler of `shape=()` in a
+/// symbol, see `Op::open_outputs`), by node key, as symbolic inference completes them from their
+/// consumers and the bound arrays. A shape inference cannot decide is left to the op's `infer`.
+fn open_output_metas(
+    sym: &Symbol,
+    arg_nodes: &[std::sync::Arc<crate::symbol::SymNode>],
+    b: &Bindings,
+) -> Result<HashMap<usize, Vec<Meta>>> {
+    let open: Vec<usize> = sym
+        .topo_nodes()
+        .iter()
+        .filter(|n| n.inputs.is_empty() && n.op.as_ref().is_some_and(|op| op.open_outputs().is_some()))
+        .map(key)
+        .collect();
+    if open.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let (_, aux_nodes) = sym.variables();
+    let mut known = crate::symbol::infer::Known::default();
+    for (n, x) in arg_nodes.iter().zip(&b.args).chain(aux_nodes.iter().zip(&b.aux)) {
+        known.shapes.insert(n.name.clone(), x.shape().to_vec());
+        known.dtypes.insert(n.name.clone(), x.dtype());
+    }
+    let inferred = crate::symbol::infer::infer(sym, &known)?;
+    Ok(open
+        .into_iter()
+        .filter_map(|k| {
+            let metas: Option<Vec<Meta>> = inferred.nodes.get(&k)?.iter().cloned().collect();
+            Some((k, metas?))
+        })
+        .collect())
 }

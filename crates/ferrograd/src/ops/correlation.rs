@@ -4,8 +4,11 @@
 //! `data2` at the displaced position, summed over channels and divided by kernel_size²·C. Both
 //! inputs are zero-padded by pad_size.
 //!
-//! The gradient is `_backward_Correlation(ograd, data1, data2)` → (d data1, d data2), which has
-//! no gradient of its own. Output planes (one per (n, displacement)) and gradient planes (one per
+//! The gradient is `_backward_Correlation(ograd, data1, data2)` → (d data1, d data2). With
+//! `is_multiply` the correlation is bilinear, so that op's own gradient is made of `Correlation`
+//! and `_backward_Correlation` again; with absolute differences it is linear in `ograd` and
+//! piecewise constant in the data, and its `ograd` gradient is [`CorrelationSignDiff`], whose
+//! gradient is `_backward_Correlation`: differentiable to any order. Output planes (one per (n, displacement)) and gradient planes (one per
 //! (n, channel)) are independent: large problems are split by planes, with results independent of
 //! the thread count.
 
@@ -122,7 +125,46 @@ impl Config {
     }
 
     fn forward<T: Element>(&self, d: &Dims, a: &[T], b: &[T], y: &mut [T]) {
-        let (hw, tsz, ch) = (d.h * d.w, d.th * d.tw, d.grid * d.grid);
+        let hw = d.h * d.w;
+        self.reduce_pairs(d, y, |n, p1, p2| {
+            (0..d.c)
+                .map(|c| {
+                    let base = (n * d.c + c) * hw;
+                    let va = p1.map_or(0.0, |i| a[base + i].to_f64());
+                    let vb = p2.map_or(0.0, |i| b[base + i].to_f64());
+                    if self.multiply {
+                        va * vb
+                    } else {
+                        (va - vb).abs()
+                    }
+                })
+                .sum()
+        })
+    }
+
+    /// `Σ sign(a - b)·(ha - hb)` over the compared pairs (sign +1 at a tie, as in the backward).
+    fn sign_diff<T: Element>(&self, d: &Dims, [ha, hb, a, b]: [&[T]; 4], y: &mut [T]) {
+        let hw = d.h * d.w;
+        self.reduce_pairs(d, y, |n, p1, p2| {
+            (0..d.c)
+                .map(|c| {
+                    let base = (n * d.c + c) * hw;
+                    let v = |x: &[T], p: Option<usize>| p.map_or(0.0, |i| x[base + i].to_f64());
+                    let s = if v(a, p1) >= v(b, p2) { 1.0 } else { -1.0 };
+                    s * (v(ha, p1) - v(hb, p2))
+                })
+                .sum()
+        })
+    }
+
+    /// Each output value: `f(n, p1, p2)` summed over the compared pairs, divided by k²·C.
+    fn reduce_pairs<T: Element>(
+        &self,
+        d: &Dims,
+        y: &mut [T],
+        f: impl Fn(usize, Option<usize>, Option<usize>) -> f64 + Sync,
+    ) {
+        let (tsz, ch) = (d.th * d.tw, d.grid * d.grid);
         if tsz == 0 {
             return;
         }
@@ -133,14 +175,7 @@ impl Config {
                 let (n, t) = ((start + q) / ch, (start + q) % ch);
                 for (o, v) in p.iter_mut().enumerate() {
                     let mut s = 0.0;
-                    self.pairs(d, t, o / d.tw, o % d.tw, |p1, p2| {
-                        for c in 0..d.c {
-                            let base = (n * d.c + c) * hw;
-                            let va = p1.map_or(0.0, |i| a[base + i].to_f64());
-                            let vb = p2.map_or(0.0, |i| b[base + i].to_f64());
-                            s += if self.multiply { va * vb } else { (va - vb).abs() };
-                        }
-                    });
+                    self.pairs(d, t, o / d.tw, o % d.tw, |p1, p2| s += f(n, p1, p2));
                     *v = T::from_f64(s / norm);
                 }
             }
@@ -273,20 +308,70 @@ impl Op for CorrelationBackward {
             rest[0].write_out::<T, _>(|out| out.copy_from_slice(&db))
         })
     }
-    fn differentiable(&self) -> bool {
-        false
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        let ([go, a, b], [ha, hb]) = ([inputs[0], inputs[1], inputs[2]], [out_grads[0], out_grads[1]]);
+        if !self.cfg.multiply {
+            // Linear in ograd, piecewise constant in the data.
+            let dg = g.apply1(CorrelationSignDiff { cfg: self.cfg.clone() }, &[ha, hb, a, b])?;
+            return Ok(vec![Some(dg), None, None]);
+        }
+        // Σ ha·(d data1) + hb·(d data2) = <ograd, C(ha, b) + C(a, hb)> for the bilinear C.
+        let fwd = Correlation { cfg: self.cfg.clone() };
+        let (c1, c2) = (g.apply1(fwd.clone(), &[ha, b])?, g.apply1(fwd, &[a, hb])?);
+        let dg = g.add(c1, c2)?;
+        let da = g.apply(Arc::new(self.clone()), &[go, a, hb])?[0];
+        let db = g.apply(Arc::new(self.clone()), &[go, ha, b])?[1];
+        Ok(vec![Some(dg), Some(da), Some(db)])
+    }
+}
+
+/// `CorrelationSignDiff(ha, hb, data1, data2)`: with absolute differences, the correlation's
+/// pairs summed as `sign(data1 - data2)·(ha - hb)` (the gradient of `_backward_Correlation` with
+/// respect to its `ograd`). Linear in (ha, hb), constant in the data. Not registered: it appears
+/// only in gradient graphs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CorrelationSignDiff {
+    cfg: Config,
+}
+
+impl Op for CorrelationSignDiff {
+    fn name(&self) -> &'static str {
+        "_Correlation_sign_diff"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["ha", "hb", "data1", "data2"]
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        self.cfg.attrs()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let dt = check_float(self.name(), self.arg_names(), inputs)?;
+        let d = self.cfg.dims(self.name(), &inputs[2].shape, &inputs[3].shape)?;
+        for h in &inputs[..2] {
+            self.cfg.dims(self.name(), &h.shape, &inputs[2].shape)?;
+        }
+        Ok(vec![Meta::new(&[d.n, d.grid * d.grid, d.th, d.tw], dt)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let metas: Vec<Meta> = inputs.iter().map(|x| x.meta()).collect();
+        self.infer(&metas)?;
+        let d = self.cfg.dims(self.name(), inputs[2].shape(), inputs[3].shape())?;
+        let c: Vec<Contig> = inputs.iter().map(Contig::new).collect();
+        float_kernel!(self.name(), inputs[2].dtype(), T => {
+            let xs = [c[0].get::<T>(), c[1].get::<T>(), c[2].get::<T>(), c[3].get::<T>()];
+            outputs[0].write_out::<T, _>(|y| self.cfg.sign_diff(&d, xs, y))
+        })
     }
     fn saves(&self) -> Saves {
-        Saves::None
+        Saves::Inputs
     }
-    fn grad(
-        &self,
-        _g: &mut Grad<'_>,
-        _inputs: &[Val],
-        _outputs: &[Val],
-        _out_grads: &[Val],
-    ) -> Result<Vec<Option<Val>>> {
-        Err(Error::Value("_backward_Correlation has no gradient (second order is not supported)".into()))
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        let r =
+            g.apply(Arc::new(CorrelationBackward { cfg: self.cfg.clone() }), &[out_grads[0], inputs[2], inputs[3]])?;
+        Ok(vec![Some(r[0]), Some(r[1]), None, None])
     }
 }
 

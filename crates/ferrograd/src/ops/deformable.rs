@@ -7,8 +7,9 @@
 //! form the columns of an im2col matrix (rows channel-major, then tap), and the output is the
 //! grouped GEMM `weight · columns` per image. Images are independent, so large batches are split
 //! over the pool by image; the weight gradient is the sum of per-image products in image order,
-//! so results do not depend on the thread count. The backward is one dedicated op with no
-//! gradient of its own (first order only, as in MXNet).
+//! so results do not depend on the thread count. The gradient is built from the sampling ops of
+//! `deformable_grad` and batched products, differentiable to any order; the fused backward op
+//! `_backward_X` (MXNet's, first order only) is kept for direct calls.
 
 use std::sync::Arc;
 
@@ -106,40 +107,40 @@ pub struct ModulatedDeformableConvolutionParams {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dcn {
     /// DCNv2: a `mask` input after `offset`.
-    modulated: bool,
-    win: Window,
-    num_filter: usize,
-    num_group: usize,
-    deform_groups: usize,
-    no_bias: bool,
+    pub(crate) modulated: bool,
+    pub(crate) win: Window,
+    pub(crate) num_filter: usize,
+    pub(crate) num_group: usize,
+    pub(crate) deform_groups: usize,
+    pub(crate) no_bias: bool,
     im2col_step: i64,
     layout: Option<&'static str>,
 }
 
 /// Sizes of one problem.
 #[derive(Clone, Copy, Debug)]
-struct Dims {
-    n: usize,
-    c: usize,
-    h: usize,
-    w: usize,
+pub(crate) struct Dims {
+    pub(crate) n: usize,
+    pub(crate) c: usize,
+    pub(crate) h: usize,
+    pub(crate) w: usize,
     f: usize,
     groups: usize,
-    dg: usize,
+    pub(crate) dg: usize,
     kh: usize,
     kw: usize,
-    ho: usize,
-    wo: usize,
+    pub(crate) ho: usize,
+    pub(crate) wo: usize,
     stride: [usize; 2],
     pad: [usize; 2],
     dilate: [usize; 2],
 }
 
 impl Dims {
-    fn taps(&self) -> usize {
+    pub(crate) fn taps(&self) -> usize {
         self.kh * self.kw
     }
-    fn positions(&self) -> usize {
+    pub(crate) fn positions(&self) -> usize {
         self.ho * self.wo
     }
     /// Rows of one image's column matrix.
@@ -245,7 +246,7 @@ impl Dcn {
     }
 
     /// The output spatial size for `data`, checking the data and the groups.
-    fn out_size(&self, op: &str, data: &[usize]) -> Result<[usize; 2]> {
+    pub(crate) fn out_size(&self, op: &str, data: &[usize]) -> Result<[usize; 2]> {
         if data.len() != 4 {
             return Err(Error::Shape(format!("{op}: data must be 4-D (N, C, H, W), got shape {}", fmt_shape(data))));
         }
@@ -269,7 +270,7 @@ impl Dcn {
     }
 
     /// The expected shapes of (offset, mask, weight, bias) for `data`.
-    fn arg_shapes(&self, data: &[usize], out: [usize; 2]) -> [Vec<usize>; 4] {
+    pub(crate) fn arg_shapes(&self, data: &[usize], out: [usize; 2]) -> [Vec<usize>; 4] {
         let taps = self.win.kernel[0] * self.win.kernel[1];
         let dg = self.deform_groups;
         let mut w = vec![self.num_filter, data[1] / self.num_group];
@@ -283,7 +284,7 @@ impl Dcn {
     }
 
     /// Checks every input's shape (`inputs` in op order, without ograd) and gives the sizes.
-    fn dims(&self, op: &str, inputs: &[&[usize]]) -> Result<Dims> {
+    pub(crate) fn dims(&self, op: &str, inputs: &[&[usize]]) -> Result<Dims> {
         let data = inputs[0];
         let out = self.out_size(op, data)?;
         let want = self.arg_shapes(data, out);
@@ -343,11 +344,13 @@ impl Dcn {
 /// One bilinear corner: flat index in the plane, value weight, and the weight's derivatives
 /// along y and x.
 #[derive(Clone, Copy, Debug)]
-struct Corner {
-    at: usize,
-    wt: f64,
-    dy: f64,
-    dx: f64,
+pub(crate) struct Corner {
+    pub(crate) at: usize,
+    pub(crate) wt: f64,
+    pub(crate) dy: f64,
+    pub(crate) dx: f64,
+    /// The weight's mixed derivative along y and x.
+    pub(crate) dyx: f64,
 }
 
 /// The in-image corners of a bilinear sample at (y, x) of an (h, w) plane.
@@ -380,22 +383,33 @@ fn corners(y: f64, x: f64, h: usize, w: usize, clamp: bool, out: &mut Vec<Corner
             if cx < 0 || cx >= w as isize {
                 continue;
             }
-            out.push(Corner { at: cy as usize * w + cx as usize, wt: wy * wx, dy: dwy * wx, dx: wy * dwx });
+            let at = cy as usize * w + cx as usize;
+            out.push(Corner { at, wt: wy * wx, dy: dwy * wx, dx: wy * dwx, dyx: dwy * dwx });
         }
     }
 }
 
 /// Read access to one image's data, offsets and mask (DCNv2; `None` samples as DCNv1).
-struct Image<'a, T> {
-    x: &'a [T],
-    off: &'a [T],
-    mask: Option<&'a [T]>,
+pub(crate) struct Image<'a, T> {
+    pub(crate) x: &'a [T],
+    pub(crate) off: &'a [T],
+    pub(crate) mask: Option<&'a [T]>,
 }
 
 impl<T: GemmElement> Image<'_, T> {
     /// Calls `f(row, position, mask, corners)` for every column element, with the sampling
     /// point's corners in the row's data plane (`row / taps` is the channel).
-    fn visit(&self, d: &Dims, mut f: impl FnMut(usize, usize, f64, &[Corner], (usize, usize))) {
+    fn visit(&self, d: &Dims, f: impl FnMut(usize, usize, f64, &[Corner], (usize, usize))) {
+        self.visit_with(d, self.mask.is_none(), f);
+    }
+
+    /// [`Self::visit`] with the border rule given (`clamp`: DCNv1's).
+    pub(crate) fn visit_with(
+        &self,
+        d: &Dims,
+        clamp: bool,
+        mut f: impl FnMut(usize, usize, f64, &[Corner], (usize, usize)),
+    ) {
         let (taps, l, cg) = (d.taps(), d.positions(), d.c / d.dg);
         let mut buf = Vec::with_capacity(4);
         for c in 0..d.c {
@@ -411,7 +425,7 @@ impl<T: GemmElement> Image<'_, T> {
                     let base_x = (wo * d.stride[1] + j * d.dilate[1]) as f64 - d.pad[1] as f64;
                     let y = base_y + self.off[oy + p].to_f64();
                     let x = base_x + self.off[ox + p].to_f64();
-                    corners(y, x, d.h, d.w, self.mask.is_none(), &mut buf);
+                    corners(y, x, d.h, d.w, clamp, &mut buf);
                     let m = self.mask.map_or(1.0, |m| m[mi + p].to_f64());
                     f(c * taps + t, p, m, &buf, (oy + p, mi + p));
                 }
@@ -594,11 +608,7 @@ impl Op for DeformableConvolution {
         Saves::Inputs
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
-        let wi = self.p.weight_at();
-        let mut args = vec![out_grads[0]];
-        args.extend_from_slice(&inputs[..=wi]);
-        let outs = g.apply(Arc::new(DeformableBackward { p: self.p.clone() }), &args)?;
-        Ok(outs.into_iter().map(Some).collect())
+        super::deformable_grad::grad(g, &self.p, inputs, out_grads[0])
     }
 }
 

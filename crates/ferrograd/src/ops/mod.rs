@@ -42,6 +42,7 @@ pub mod correlation;
 pub mod crop;
 pub mod cumsum;
 pub mod deformable;
+pub mod deformable_grad;
 pub mod diag;
 pub mod fill;
 pub mod finite;
@@ -81,6 +82,7 @@ pub mod slice;
 pub mod space_depth;
 pub mod sparse_dot;
 pub mod spatial;
+pub mod spatial_grad;
 pub mod unary;
 pub mod widen;
 
@@ -157,6 +159,13 @@ pub trait Op: Send + Sync + std::fmt::Debug {
     /// parameters shape them; the default infers nothing.
     fn infer_missing(&self, _inputs: &[Option<Meta>]) -> Vec<Option<Meta>> {
         Vec::new()
+    }
+    /// For an op without inputs whose parameters leave its output shape open (a sampler of
+    /// `shape=()` or with 0 dimensions in a symbol, MXNet's "unknown"): the partial output shapes,
+    /// which symbolic inference completes from the consumers. `None`: `infer` decides. Run
+    /// imperatively, the op produces what `infer` says.
+    fn open_outputs(&self) -> Option<Vec<partial::PartialShape>> {
+        None
     }
     /// Partial shape inference (unknown dimensions, see [`partial`]): refines the input and
     /// output shapes from each other, forward and backward, for graphs whose shapes are only
@@ -277,6 +286,9 @@ impl Op for OpRef {
     }
     fn infer_partial(&self, inputs: &mut [partial::PartialShape], outputs: &mut [partial::PartialShape]) -> Result<()> {
         (**self).infer_partial(inputs, outputs)
+    }
+    fn open_outputs(&self) -> Option<Vec<partial::PartialShape>> {
+        (**self).open_outputs()
     }
     fn fixed_dtype(&self) -> Option<crate::dtype::DType> {
         (**self).fixed_dtype()

@@ -16,6 +16,16 @@ pub fn known(shape: &[usize]) -> PartialShape {
     Some(shape.iter().map(|&d| Some(d)).collect())
 }
 
+/// A sampler's `shape` parameter as symbolic inference reads it: `()` is an unknown rank and a 0
+/// an unknown size (MXNet's legacy shapes), to be inferred from the consumers; `None` when the
+/// shape is fully given.
+pub fn open_shape(shape: &[usize]) -> Option<Vec<PartialShape>> {
+    if shape.is_empty() {
+        return Some(vec![None]);
+    }
+    shape.contains(&0).then(|| vec![Some(shape.iter().map(|&d| (d > 0).then_some(d)).collect())])
+}
+
 /// The shape, when every dimension is known.
 pub fn complete(p: &PartialShape) -> Option<Vec<usize>> {
     p.as_ref()?.iter().copied().collect()

@@ -5,7 +5,10 @@
 //! `rois` is (R, 5): `[batch_index, x1, y1, x2, y2]` in input-image coordinates, scaled by
 //! `spatial_scale`. The output is (R, C, ph, pw) (position-sensitive: (R, C/(ph·pw), ph, pw)).
 //! The gradient goes to the data only (MXNet gives rois a zero gradient), through a dedicated
-//! `_backward_X(ograd, data, rois)` op that has no gradient of its own. Output planes (one per
+//! `_backward_X(ograd, data, rois)` op. That op is linear in `ograd` and constant in `data`
+//! (ROIAlign and PSROIPooling are linear in the data; ROIPooling's max is piecewise linear), so
+//! its gradient is the forward applied to the head gradient, with ROIPooling's bins taking their
+//! maxima from `data` ([`RoiAt`]), and the pair is differentiable to any order. Output planes (one per
 //! (roi, channel)) and gradient planes (one per (image, channel)) are independent, so large
 //! problems are split over the pool by planes, with results independent of the thread count.
 
@@ -43,6 +46,8 @@ type RoiRow = Option<(usize, [f64; 5])>;
 trait RoiKind: Clone + std::fmt::Debug + Send + Sync + 'static {
     const NAME: &'static str;
     const BACKWARD: &'static str;
+    /// The name of [`RoiAt`] for this kind.
+    const AT: &'static str;
     fn pooled(&self) -> [usize; 2];
     /// Output channels for `c` data channels (or an error).
     fn out_channels(&self, c: usize) -> Result<usize>;
@@ -63,6 +68,10 @@ trait RoiKind: Clone + std::fmt::Debug + Send + Sync + 'static {
     /// The taps of bin (i, j) of roi `roi` over an (h, w) plane whose values are `x` (ROIPooling's
     /// max needs them). Empty: the bin reads nothing.
     fn bin_taps(&self, roi: &[f64], i: usize, j: usize, h: usize, w: usize, x: &dyn Fn(usize) -> f64) -> BinTaps;
+    /// Whether the taps are independent of the data (the op is linear in it).
+    fn linear(&self) -> bool {
+        true
+    }
     fn attrs(&self) -> Vec<(&'static str, String)>;
 }
 
@@ -128,7 +137,8 @@ fn read_rois<T: Element>(op: &str, rois: &[T], n: usize, check: BatchCheck) -> R
         .collect()
 }
 
-fn forward<K: RoiKind, T: Element>(k: &K, d: &RoiDims, x: &[T], rois: &[RoiRow], y: &mut [T]) {
+/// The forward pooling of `v`, with the taps chosen on `x` (the same array but in [`RoiAt`]).
+fn forward<K: RoiKind, T: Element>(k: &K, d: &RoiDims, x: &[T], v: &[T], rois: &[RoiRow], y: &mut [T]) {
     let (hw, bins) = (d.h * d.w, d.ph * d.pw);
     if bins == 0 {
         return;
@@ -142,9 +152,10 @@ fn forward<K: RoiKind, T: Element>(k: &K, d: &RoiDims, x: &[T], rois: &[RoiRow],
                 *o = match rois[ri] {
                     None => T::zero(),
                     Some((b, row)) => {
-                        let plane = &x[(b * d.c + k.in_channel(oc, i, j)) * hw..][..hw];
+                        let at = (b * d.c + k.in_channel(oc, i, j)) * hw;
+                        let (plane, vals) = (&x[at..][..hw], &v[at..][..hw]);
                         let taps = k.bin_taps(&row, i, j, d.h, d.w, &|t| plane[t].to_f64());
-                        T::from_f64(taps.iter().map(|&(t, wt)| wt * plane[t].to_f64()).sum())
+                        T::from_f64(taps.iter().map(|&(t, wt)| wt * vals[t].to_f64()).sum())
                     }
                 };
             }
@@ -211,7 +222,7 @@ impl<K: RoiKind + PartialEq> Op for RoiOp<K> {
         float_kernel!(K::NAME, inputs[0].dtype(), T => {
             let rois = read_rois(K::NAME, r.get::<T>(), d.n, self.k.batch_check())?;
             let k = self.k.for_precision(T::NAME == "float32");
-            outputs[0].write_out::<T, _>(|y| forward(&k, &d, x.get::<T>(), &rois, y))
+            outputs[0].write_out::<T, _>(|y| forward(&k, &d, x.get::<T>(), x.get::<T>(), &rois, y))
         })
     }
     fn saves(&self) -> Saves {
@@ -220,6 +231,57 @@ impl<K: RoiKind + PartialEq> Op for RoiOp<K> {
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
         let dx = g.apply1(RoiBackward { k: self.k.clone() }, &[out_grads[0], inputs[0], inputs[1]])?;
         Ok(vec![Some(dx), None])
+    }
+}
+
+/// `RoiAt(values, data, rois)`: the forward pooling of `values` with the bins' taps chosen on
+/// `data` (ROIPooling's maxima), the gradient of `_backward_ROIPooling` with respect to its
+/// `ograd`. Linear in `values`, constant in `data` and `rois`. Not registered: it appears only in
+/// gradient graphs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoiAt<K> {
+    k: K,
+}
+
+impl<K: RoiKind + PartialEq> Op for RoiAt<K> {
+    fn name(&self) -> &'static str {
+        K::AT
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["values", "data", "rois"]
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        self.k.attrs()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let dt = check_float(K::AT, self.arg_names(), inputs)?;
+        if inputs[0].shape != inputs[1].shape {
+            return Err(Error::Shape(format!(
+                "{}: values of shape {} must be shaped like data {}",
+                K::AT,
+                fmt_shape(&inputs[0].shape),
+                fmt_shape(&inputs[1].shape)
+            )));
+        }
+        let d = dims(&self.k, K::AT, &inputs[1].shape, &inputs[2].shape)?;
+        Ok(vec![Meta::new(&[d.r, d.out_c, d.ph, d.pw], dt)])
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        self.infer(&[inputs[0].meta(), inputs[1].meta(), inputs[2].meta()])?;
+        let d = dims(&self.k, K::AT, inputs[1].shape(), inputs[2].shape())?;
+        let (v, x, r) = (Contig::new(&inputs[0]), Contig::new(&inputs[1]), Contig::new(&inputs[2]));
+        float_kernel!(K::AT, inputs[1].dtype(), T => {
+            let rois = read_rois(K::AT, r.get::<T>(), d.n, self.k.batch_check())?;
+            let k = self.k.for_precision(T::NAME == "float32");
+            outputs[0].write_out::<T, _>(|y| forward(&k, &d, x.get::<T>(), v.get::<T>(), &rois, y))
+        })
+    }
+    fn saves(&self) -> Saves {
+        Saves::Inputs
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        let dv = g.apply1(RoiBackward { k: self.k.clone() }, &[out_grads[0], inputs[1], inputs[2]])?;
+        Ok(vec![Some(dv), None, None])
     }
 }
 
@@ -262,20 +324,18 @@ impl<K: RoiKind + PartialEq> Op for RoiBackward<K> {
             outputs[0].write_out::<T, _>(|dx| backward(&k, &d, g.get::<T>(), x.get::<T>(), &rois, dx))
         })
     }
-    fn differentiable(&self) -> bool {
-        false
-    }
     fn saves(&self) -> Saves {
-        Saves::None
+        Saves::Inputs
     }
-    fn grad(
-        &self,
-        _g: &mut Grad<'_>,
-        _inputs: &[Val],
-        _outputs: &[Val],
-        _out_grads: &[Val],
-    ) -> Result<Vec<Option<Val>>> {
-        Err(Error::Value(format!("{} has no gradient (second order is not supported)", K::BACKWARD)))
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        // Linear in ograd; the data only selects the taps (ROIPooling) or is not read at all.
+        let k = self.k.clone();
+        let dg = if self.k.linear() {
+            g.apply1(RoiOp { k }, &[out_grads[0], inputs[2]])?
+        } else {
+            g.apply1(RoiAt { k }, &[out_grads[0], inputs[1], inputs[2]])?
+        };
+        Ok(vec![Some(dg), None, None])
     }
 }
 
@@ -328,6 +388,7 @@ pub struct MaxBins {
 impl RoiKind for MaxBins {
     const NAME: &'static str = "ROIPooling";
     const BACKWARD: &'static str = "_backward_ROIPooling";
+    const AT: &'static str = "_ROIPooling_at_data";
     fn pooled(&self) -> [usize; 2] {
         self.pooled
     }
@@ -342,6 +403,9 @@ impl RoiKind for MaxBins {
     }
     fn batch_check(&self) -> BatchCheck {
         BatchCheck::PastEndSkips
+    }
+    fn linear(&self) -> bool {
+        false
     }
     fn bin_taps(&self, roi: &[f64], i: usize, j: usize, h: usize, w: usize, x: &dyn Fn(usize) -> f64) -> BinTaps {
         let s = |v: f64| in_f32(v, self.single);
@@ -434,6 +498,7 @@ impl AlignBins {
 impl RoiKind for AlignBins {
     const NAME: &'static str = "_contrib_ROIAlign";
     const BACKWARD: &'static str = "_backward_ROIAlign";
+    const AT: &'static str = "_ROIAlign_at_data";
     fn pooled(&self) -> [usize; 2] {
         self.pooled
     }
@@ -536,6 +601,7 @@ impl PsAvgBins {
 impl RoiKind for PsAvgBins {
     const NAME: &'static str = "_contrib_PSROIPooling";
     const BACKWARD: &'static str = "_backward_PSROIPooling";
+    const AT: &'static str = "_PSROIPooling_at_data";
     fn pooled(&self) -> [usize; 2] {
         [self.pooled, self.pooled]
     }

@@ -81,6 +81,9 @@ impl Op for Random {
         crate::ndarray::checked_numel(self.name(), &self.shape)?;
         Ok(vec![Meta::new(&self.shape, self.dtype)])
     }
+    fn open_outputs(&self) -> Option<Vec<crate::ops::partial::PartialShape>> {
+        crate::ops::partial::open_shape(&self.shape)
+    }
     fn forward(&self, _ctx: &Ctx, _inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let named = |e: Error| match e {
             Error::Value(m) => Error::Value(format!("{}: {m}", self.name())),

@@ -162,6 +162,9 @@ impl Op for RandomDist {
         checked_numel(self.name(), &self.shape)?;
         Ok(vec![Meta::new(&self.shape, self.dtype)])
     }
+    fn open_outputs(&self) -> Option<Vec<crate::ops::partial::PartialShape>> {
+        crate::ops::partial::open_shape(&self.shape)
+    }
     fn forward(&self, _ctx: &Ctx, _inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
         let (f, a, b) = (self.family, self.a, self.b);
         random::fill_per_element(&mut outputs[0], |rng, _| f.draw(rng, a, b))

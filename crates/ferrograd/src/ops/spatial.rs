@@ -7,7 +7,9 @@
 //! Gradient rules: `GridGenerator` is affine in its input, so its gradient is the adjoint op
 //! `_backward_GridGenerator`, whose own gradient is `GridGenerator` again (affine) or itself
 //! (warp: a per-channel scale). `BilinearSampler`'s gradient is `_backward_BilinearSampler`,
-//! which gives both the data and the grid gradient and has no gradient of its own.
+//! which gives both the data and the grid gradient; its own gradient is built from samplers whose
+//! weights are derivatives of the bilinear weights in the grid (`spatial_grad`), differentiable
+//! to any order.
 //! `SpatialTransformer` is `BilinearSampler(data, GridGenerator(loc))` and differentiates as such.
 
 use std::sync::Arc;
@@ -230,6 +232,11 @@ impl Op for GridGeneratorBackward {
     }
 }
 
+/// Which derivatives of the bilinear weights a sampler uses: (d/d grid x, d/d grid y). The
+/// weights are linear in each coordinate within a cell, so a second derivative along one axis
+/// is 0 and these four cover every order. `[false, false]` is plain sampling.
+pub(crate) type Order = [bool; 2];
+
 /// The four neighbours of a source position with their bilinear weights; `None` outside.
 struct Taps {
     idx: [Option<usize>; 4],
@@ -239,24 +246,29 @@ struct Taps {
     frac: [f64; 2],
 }
 
-fn taps(gx: f64, gy: f64, h: usize, w: usize) -> Taps {
-    let (xr, yr) = ((gx + 1.0) * (w as f64 - 1.0) / 2.0, (gy + 1.0) * (h as f64 - 1.0) / 2.0);
+/// The taps of grid position (gx, gy) over an (h, w) input, with weights differentiated in the
+/// grid coordinates as `order` says.
+fn taps(gx: f64, gy: f64, h: usize, w: usize, order: Order) -> Taps {
+    let (sx, sy) = ((w as f64 - 1.0) / 2.0, (h as f64 - 1.0) / 2.0);
+    let (xr, yr) = ((gx + 1.0) * sx, (gy + 1.0) * sy);
     let (x0, y0) = (xr.floor(), yr.floor());
     let (fx, fy) = (xr - x0, yr - y0);
     let at = |dy: f64, dx: f64| {
         let (yy, xx) = (y0 + dy, x0 + dx);
         (yy >= 0.0 && xx >= 0.0 && yy < h as f64 && xx < w as f64).then(|| yy as usize * w + xx as usize)
     };
+    let axis = |deriv: bool, f: f64, s: f64| if deriv { [-s, s] } else { [1.0 - f, f] };
+    let (ax, ay) = (axis(order[0], fx, sx), axis(order[1], fy, sy));
     Taps {
         idx: [at(0.0, 0.0), at(0.0, 1.0), at(1.0, 0.0), at(1.0, 1.0)],
-        w: [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy],
+        w: [ax[0] * ay[0], ax[1] * ay[0], ax[0] * ay[1], ax[1] * ay[1]],
         frac: [fx, fy],
     }
 }
 
 /// Sampler sizes: data (N, C, H, W), grid (N, 2, OH, OW).
 #[derive(Clone, Copy, Debug)]
-struct SamplerDims {
+pub(crate) struct SamplerDims {
     n: usize,
     c: usize,
     h: usize,
@@ -266,7 +278,7 @@ struct SamplerDims {
 }
 
 impl SamplerDims {
-    fn new(op: &str, data: &[usize], grid: &[usize]) -> Result<SamplerDims> {
+    pub(crate) fn new(op: &str, data: &[usize], grid: &[usize]) -> Result<SamplerDims> {
         if data.len() != 4 {
             return Err(Error::Shape(format!("{op}: data must be 4-D (N, C, H, W), got shape {}", fmt_shape(data))));
         }
@@ -281,17 +293,18 @@ impl SamplerDims {
         Ok(SamplerDims { n: data[0], c: data[1], h: data[2], w: data[3], oh: grid[2], ow: grid[3] })
     }
 
-    fn out(&self) -> Vec<usize> {
+    pub(crate) fn out(&self) -> Vec<usize> {
         vec![self.n, self.c, self.oh, self.ow]
     }
 
-    fn grid_taps<T: Element>(&self, grid: &[T], b: usize) -> Vec<Taps> {
+    fn grid_taps<T: Element>(&self, grid: &[T], b: usize, order: Order) -> Vec<Taps> {
         let ohw = self.oh * self.ow;
         let (gx, gy) = (&grid[b * 2 * ohw..][..ohw], &grid[(b * 2 + 1) * ohw..][..ohw]);
-        gx.iter().zip(gy).map(|(x, y)| taps(x.to_f64(), y.to_f64(), self.h, self.w)).collect()
+        gx.iter().zip(gy).map(|(x, y)| taps(x.to_f64(), y.to_f64(), self.h, self.w, order)).collect()
     }
 
-    fn forward<T: Element>(&self, data: &[T], grid: &[T], out: &mut [T]) {
+    /// Sampling of `data` at the grid (weights differentiated as `order` says).
+    pub(crate) fn forward<T: Element>(&self, order: Order, data: &[T], grid: &[T], out: &mut [T]) {
         let (ihw, ohw) = (self.h * self.w, self.oh * self.ow);
         if ohw == 0 {
             return;
@@ -303,7 +316,7 @@ impl SamplerDims {
                 let plane = start + k;
                 let b = plane / self.c;
                 if cached.as_ref().is_none_or(|(cb, _)| *cb != b) {
-                    cached = Some((b, self.grid_taps(grid, b)));
+                    cached = Some((b, self.grid_taps(grid, b, order)));
                 }
                 let ts = &cached.as_ref().map(|(_, t)| t).expect("set above");
                 let x = &data[plane * ihw..][..ihw];
@@ -315,8 +328,8 @@ impl SamplerDims {
         });
     }
 
-    /// (ddata, dgrid) for head gradient `g`.
-    fn backward<T: Element>(&self, g: &[T], data: &[T], grid: &[T], ddata: &mut [T], dgrid: &mut [T]) {
+    /// The adjoint of [`Self::forward`] in the data: `g` (N, C, OH, OW) scattered to `ddata`.
+    pub(crate) fn adjoint<T: Element>(&self, order: Order, g: &[T], grid: &[T], ddata: &mut [T]) {
         let (ihw, ohw) = (self.h * self.w, self.oh * self.ow);
         if ihw > 0 {
             let mut planes: Vec<&mut [T]> = ddata.chunks_mut(ihw).collect();
@@ -325,7 +338,7 @@ impl SamplerDims {
                 for (k, p) in ps.iter_mut().enumerate() {
                     let plane = start + k;
                     acc.iter_mut().for_each(|a| *a = 0.0);
-                    let ts = self.grid_taps(grid, plane / self.c);
+                    let ts = self.grid_taps(grid, plane / self.c, order);
                     for (t, gv) in ts.iter().zip(&g[plane * ohw..][..ohw]) {
                         for q in 0..4 {
                             if let Some(i) = t.idx[q] {
@@ -339,6 +352,12 @@ impl SamplerDims {
                 }
             });
         }
+    }
+
+    /// (ddata, dgrid) for head gradient `g`.
+    fn backward<T: Element>(&self, g: &[T], data: &[T], grid: &[T], ddata: &mut [T], dgrid: &mut [T]) {
+        self.adjoint([false, false], g, grid, ddata);
+        let (ihw, ohw) = (self.h * self.w, self.oh * self.ow);
         if ohw == 0 {
             return;
         }
@@ -347,7 +366,7 @@ impl SamplerDims {
         for_each_chunk_weighted(&mut per_batch, self.c * ohw * 8, Cost::Light, |start, bs| {
             for (k, dg) in bs.iter_mut().enumerate() {
                 let b = start + k;
-                let ts = self.grid_taps(grid, b);
+                let ts = self.grid_taps(grid, b, [false, false]);
                 for (p, t) in ts.iter().enumerate() {
                     let [fx, fy] = t.frac;
                     let (mut dx, mut dy) = (0.0, 0.0);
@@ -371,7 +390,7 @@ impl SamplerDims {
 fn sample(op: &str, data: &NDArray, grid: &NDArray, out: &mut NDArray) -> Result<()> {
     let d = SamplerDims::new(op, data.shape(), grid.shape())?;
     let (x, gr) = (Contig::new(data), Contig::new(grid));
-    float_kernel!(op, data.dtype(), T => out.write_out::<T, _>(|y| d.forward(x.get::<T>(), gr.get::<T>(), y)))
+    float_kernel!(op, data.dtype(), T => out.write_out::<T, _>(|y| d.forward([false, false], x.get::<T>(), gr.get::<T>(), y)))
 }
 
 /// `BilinearSampler(data, grid)`.
@@ -438,17 +457,11 @@ impl Op for BilinearSamplerBackward {
             rest[0].write_out::<T, _>(|dg| dg.copy_from_slice(&dgrid))
         })
     }
-    fn differentiable(&self) -> bool {
-        false
+    fn saves(&self) -> Saves {
+        Saves::Inputs
     }
-    fn grad(
-        &self,
-        _g: &mut Grad<'_>,
-        _inputs: &[Val],
-        _outputs: &[Val],
-        _out_grads: &[Val],
-    ) -> Result<Vec<Option<Val>>> {
-        Err(Error::Value("_backward_BilinearSampler has no gradient (second order is not supported)".into()))
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
+        super::spatial_grad::sampler_backward_grad(g, inputs, out_grads)
     }
 }
 

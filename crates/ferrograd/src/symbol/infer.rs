@@ -142,6 +142,23 @@ fn infer_node(n: &Arc<SymNode>, ents: &mut HashMap<Slot, Entry>, done: &mut Hash
         (0..n.num_outputs()).map(|j| ents.get(&(key(n), j)).and_then(|e| e.shape.clone())).collect();
     let in_op = |e| in_operator(&n.name, e);
 
+    // A sampler of unknown shape: its output shape comes from its consumers (they fill `outs`).
+    if let Some(open) = op.open_outputs().filter(|_| n.inputs.is_empty()) {
+        let res = op.infer(&[]).map_err(in_op)?;
+        let mut progress = false;
+        for (j, s) in open.iter().enumerate().take(outs.len()) {
+            partial::merge(&mut outs[j], s).map_err(in_op)?;
+            let e = ents.entry((key(n), j)).or_default();
+            progress |= partial::merge(&mut e.shape, &outs[j]).map_err(in_op)?;
+            progress |= e.dtype.is_none();
+            e.dtype = e.dtype.or(res.get(j).map(|m| m.dtype));
+        }
+        if outs.iter().all(|s| partial::complete(s).is_some()) {
+            done.insert(key(n));
+        }
+        return Ok(progress);
+    }
+
     // Inputs the op can shape from the others (a `FullyConnected` weight from its data).
     let metas: Vec<Option<Meta>> =
         ins.iter().zip(&in_dtypes).map(|(s, &d)| partial::complete(s).map(|s| Meta::new(&s, d))).collect();

@@ -2,6 +2,7 @@
 //! differences), registry completeness and error reporting. One test binary; the table in
 //! `table.rs`, keyed by registry name, drives the per-family tests below.
 
+mod backward_grad_cases;
 #[path = "../common/mod.rs"]
 mod common;
 mod compat_cases;

@@ -391,7 +391,7 @@ pub fn grid_backward_grad(name: &'static str) {
 }
 
 /// A grid whose positions reach a little outside the input (zero padding is exercised).
-fn rand_grid(rng: &mut Rng, shape: &[usize]) -> NDArray {
+pub fn rand_grid(rng: &mut Rng, shape: &[usize]) -> NDArray {
     f64s(&rng.vec(numel(shape), -1.15, 1.15), shape)
 }
 
@@ -546,7 +546,7 @@ pub fn roi_align_p() -> Params {
 
 /// Rois over a (·, ·, 5, 6) map: inside, fractional, partly outside, a point, another image, a
 /// skipped (negative) batch index.
-fn test_rois() -> NDArray {
+pub fn test_rois() -> NDArray {
     let rows = [
         [0.0, 1.0, 1.0, 4.0, 3.0],
         [1.0, 0.5, 0.4, 2.5, 4.6],
@@ -793,9 +793,9 @@ pub fn corr_p() -> Params {
 }
 
 /// (kernel_size, max_displacement, stride1, stride2, pad_size, is_multiply).
-type CorrCfg = (usize, usize, usize, usize, usize, bool);
+pub type CorrCfg = (usize, usize, usize, usize, usize, bool);
 
-fn corr_params(c: CorrCfg) -> Params {
+pub fn corr_params(c: CorrCfg) -> Params {
     vec![
         ("kernel_size", int(c.0 as i64)),
         ("max_displacement", int(c.1 as i64)),

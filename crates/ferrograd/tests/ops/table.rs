@@ -3,6 +3,7 @@
 //! `NONDIFF`, which must agree with the op's own `differentiable()`. Adding an op to the registry
 //! without a line here fails `registry::every_op_has_test_cases`.
 
+use crate::backward_grad_cases as bg;
 use crate::common::*;
 use crate::compat_cases as cg;
 use crate::contrib_cases as ct;
@@ -557,14 +558,14 @@ table! {
     "GridGenerator" => conv, grid_p, s20::grid, Some(s20::grid_grad);
     "_backward_GridGenerator" => conv, grid_back_p, s20::grid_backward, Some(s20::grid_backward_grad);
     "BilinearSampler" => conv, none, s20::sampler, Some(s20::sampler_grad);
-    "_backward_BilinearSampler" => conv, none, s20::sampler_backward, NONDIFF;
+    "_backward_BilinearSampler" => conv, none, s20::sampler_backward, Some(bg::sampler_backward_grad);
     "SpatialTransformer" => conv, st_p, s20::transformer, Some(s20::transformer_grad);
     "ROIPooling" => conv, roi_pool_p, s20::roi_pooling, Some(s20::roi_pooling_grad);
-    "_backward_ROIPooling" => conv, roi_pool_p, s20::roi_pooling_backward, NONDIFF;
+    "_backward_ROIPooling" => conv, roi_pool_p, s20::roi_pooling_backward, Some(bg::roi_pooling_backward_grad);
     "_contrib_ROIAlign" => conv, roi_align_p, s20::roi_align, Some(s20::roi_align_grad);
-    "_backward_ROIAlign" => conv, roi_align_p, s20::roi_align_backward, NONDIFF;
+    "_backward_ROIAlign" => conv, roi_align_p, s20::roi_align_backward, Some(bg::roi_align_backward_grad);
     "Correlation" => conv, corr_p, s20::correlation, Some(s20::correlation_grad);
-    "_backward_Correlation" => conv, corr_p, s20::correlation_backward, NONDIFF;
+    "_backward_Correlation" => conv, corr_p, s20::correlation_backward, Some(bg::correlation_backward_grad);
     // detect29
     "_contrib_box_encode" => contrib, none, dt::detect, Some(dt::detect_zero_grad);
     "_contrib_box_decode" => contrib, none, dt::detect, Some(dt::detect_zero_grad);
@@ -573,7 +574,7 @@ table! {
     "_contrib_MultiBoxTarget" => contrib, none, dt::detect, Some(dt::detect_zero_grad);
     // issue 20: detection operators
     "_contrib_PSROIPooling" => conv, psroi_p, d2::psroi_pooling, Some(d2::psroi_pooling_grad);
-    "_backward_PSROIPooling" => conv, psroi_p, d2::psroi_pooling_backward, NONDIFF;
+    "_backward_PSROIPooling" => conv, psroi_p, d2::psroi_pooling_backward, Some(bg::psroi_pooling_backward_grad);
     "_contrib_DeformableConvolution" => conv, dcn_p, d2::deformable, Some(d2::deformable_grad);
     "_backward_DeformableConvolution" => conv, dcn_p, d2::deformable_backward, NONDIFF;
     "_contrib_ModulatedDeformableConvolution" => conv, dcn_p, d2::deformable, Some(d2::deformable_grad);
