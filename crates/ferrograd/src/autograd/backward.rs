@@ -145,6 +145,10 @@ impl GradGraph for TapeGraph {
     fn needs_grad(&self, v: Val) -> bool {
         !self.untracked.contains(&v)
     }
+    /// Rules applied here are recorded (and so differentiable) under `create_graph` only.
+    fn differentiable(&self) -> bool {
+        super::state::is_recording()
+    }
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         Some(self)
     }

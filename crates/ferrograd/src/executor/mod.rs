@@ -90,6 +90,11 @@ struct SymGraph<'a> {
 }
 
 impl GradGraph for SymGraph<'_> {
+    /// An executor's backward steps are run, never differentiated again.
+    fn differentiable(&self) -> bool {
+        false
+    }
+
     fn apply(&mut self, op: OpRef, inputs: &[Val]) -> Result<Vec<Val>> {
         let ins: Vec<Meta> = inputs.iter().map(|v| self.metas[v.0 as usize].clone()).collect();
         let outs = op.infer(&ins)?;

@@ -38,6 +38,11 @@ pub trait GradGraph {
     fn needs_grad(&self, _v: Val) -> bool {
         true
     }
+    /// Whether the values built here may be differentiated again (a `create_graph` tape): a rule
+    /// with a faster fused first-order backward uses it only when not.
+    fn differentiable(&self) -> bool {
+        true
+    }
     /// The graph itself, for a gradient rule defined by the layer that owns the graph type (the
     /// autograd tape's custom functions read its tracked values); `None` by default.
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
@@ -57,6 +62,11 @@ impl<'a> Grad<'a> {
 
     pub fn apply(&mut self, op: OpRef, inputs: &[Val]) -> Result<Vec<Val>> {
         self.graph.apply(op, inputs)
+    }
+
+    /// See [`GradGraph::differentiable`].
+    pub fn differentiable(&self) -> bool {
+        self.graph.differentiable()
     }
 
     pub fn apply1(&mut self, op: impl Op + 'static, inputs: &[Val]) -> Result<Val> {
@@ -212,6 +222,10 @@ impl GradGraph for EagerGraph {
         let xs: Vec<NDArray> = inputs.iter().map(|v| self.vals[v.0 as usize].clone()).collect();
         let outs = run(op.as_ref(), &self.ctx, &xs)?;
         Ok(outs.into_iter().map(|o| self.push(o)).collect())
+    }
+
+    fn differentiable(&self) -> bool {
+        false
     }
 
     fn meta(&self, v: Val) -> Meta {
