@@ -4,8 +4,10 @@ Batch ``k`` of an iteration goes to worker ``k % n``; a worker answers its tasks
 main thread reads each batch straight from that worker's result pipe. There are no helper threads
 in the main process: ``multiprocessing.Pool`` hands results over through threads that need the
 GIL, and a training step holding the GIL starved them (the loop then waited on batches that were
-long done). Waiting here is a ``select`` on the pipe and the worker's exit sentinel, which
-releases the GIL and notices a dead worker at once.
+long done). Waiting here is a ``poll`` on the pipe and the worker's exit sentinel (one system
+call on a poll object made once per worker: ``multiprocessing.connection.wait`` builds a
+selector per call, several times the cost of the call itself), which releases the GIL and
+notices a dead worker at once.
 
 Workers run at a lower scheduling priority (``nice`` +10, or ``FERROGRAD_DATALOADER_NICE``; 0
 keeps the parent's): they use the CPU the training loop leaves idle, and a worker woken for its
@@ -17,6 +19,7 @@ the workers get them whatever their priority.
 import multiprocessing
 import os
 import random
+import select
 import traceback
 from multiprocessing import connection
 
@@ -82,6 +85,17 @@ def _worker_loop(tasks, results, inherited, dataset, make_batch, seed):
                                        traceback.format_exc())))
 
 
+def _poller(conn, proc):
+    """A poll object watching a worker's result pipe and exit sentinel (None where the platform
+    has no ``poll``)."""
+    if not hasattr(select, "poll"):
+        return None
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    poller.register(proc.sentinel, select.POLLIN)
+    return poller
+
+
 def _raise_worker_error(payload):
     err, trace = payload
     cause = WorkerError(f"in a DataLoader worker process:\n{trace}")
@@ -117,6 +131,8 @@ class WorkerPool:
             self.processes.append(proc)
             self._tasks.append(task_send)
             self._results.append(result_recv)
+        self._pollers = [_poller(conn, proc)
+                         for conn, proc in zip(self._results, self.processes, strict=True)]
 
     def __len__(self):
         return len(self.processes)
@@ -145,11 +161,17 @@ class WorkerPool:
         exception, ``TimeoutError`` after ``timeout`` seconds, ``WorkerDied`` if it died."""
         while key not in self._stash:
             conn, proc = self._results[worker], self.processes[worker]
-            ready = connection.wait([conn, proc.sentinel], timeout)
-            if not ready:
+            poller = self._pollers[worker]
+            if poller is None:
+                events = [(c, 0) for c in connection.wait([conn, proc.sentinel], timeout)]
+                ready = any(c is conn for c, _ in events)
+            else:
+                events = poller.poll(timeout * 1000)
+                ready = any(fd == conn.fileno() for fd, _ in events)
+            if not events:
                 raise multiprocessing.TimeoutError
             try:
-                if conn not in ready:
+                if not ready:
                     raise EOFError
                 reply = conn.recv()
             except (EOFError, OSError):
