@@ -25,7 +25,12 @@ const LAYERS: [(usize, usize, usize, usize, usize, usize, usize); 13] = [
 ];
 
 fn main() {
-    for (n, c, f, side, k, st, pad) in LAYERS {
+    // An optional argument picks one layer (its index in LAYERS), for profiling.
+    let only: Option<usize> = std::env::args().nth(1).and_then(|a| a.parse().ok());
+    for (i, &(n, c, f, side, k, st, pad)) in LAYERS.iter().enumerate() {
+        if only.is_some_and(|o| o != i) {
+            continue;
+        }
         let out = (side + 2 * pad - k) / st + 1;
         let g = Geom {
             c,
