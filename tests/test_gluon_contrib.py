@@ -1,5 +1,5 @@
 """gluon.contrib.nn: Concurrent/HybridConcurrent, Identity, PixelShuffle1D/2D/3D, SyncBatchNorm
-(one device) and SparseEmbedding's clear refusal."""
+(one device) and SparseEmbedding (row_sparse weight and gradient)."""
 
 import itertools
 import warnings
@@ -104,6 +104,40 @@ def test_sync_batchnorm_is_batchnorm_on_one_device():
         cnn.SyncBatchNorm(num_devices=1)
 
 
-def test_sparse_embedding_names_the_missing_storage():
-    with pytest.raises(NotImplementedError, match="row_sparse.*issue 20"):
-        cnn.SparseEmbedding(10, 4)
+def test_sparse_embedding_looks_up_rows_and_gives_a_row_sparse_gradient():
+    layer = cnn.SparseEmbedding(6, 3)
+    assert isinstance(layer, mx.gluon.Block) and not isinstance(layer, mx.gluon.HybridBlock)
+    assert repr(layer) == "SparseEmbedding(6 -> 3, float32)"
+    assert (layer.weight.stype, layer.weight.grad_stype) == ("row_sparse", "row_sparse")
+    layer.initialize(mx.init.Uniform(1.0))
+    ids = nd.array([[1, 4], [4, 0]])
+    with pytest.raises(RuntimeError, match="no Trainer"):
+        layer(ids)
+    trainer = mx.gluon.Trainer(layer.collect_params(), "sgd", {"learning_rate": 0.5})
+    table = layer.weight.row_sparse_data(nd.arange(6)).asnumpy()
+    v = np.random.default_rng(3).uniform(-1, 1, (2, 2, 3)).astype(np.float32)
+    with autograd.record():
+        y = layer(ids)
+        loss = (y * nd.array(v)).sum()
+    loss.backward()
+    idx = ids.asnumpy().astype(int)
+    np.testing.assert_allclose(y.asnumpy(), table[idx], rtol=0, atol=0)
+    grad = layer.weight.grad()
+    assert grad.stype == "row_sparse"
+    assert grad.indices.asnumpy().tolist() == [0, 1, 4]
+    want = np.zeros((6, 3), np.float32)
+    np.add.at(want, idx, v)
+    np.testing.assert_allclose(grad.asnumpy(), want, rtol=1e-6, atol=1e-6)
+    trainer.step(1)
+    after = layer.weight.row_sparse_data(nd.arange(6)).asnumpy()
+    np.testing.assert_allclose(after, table - 0.5 * want, rtol=1e-6, atol=1e-6)
+
+
+def test_sparse_embedding_dtype_and_initializer():
+    layer = cnn.SparseEmbedding(4, 2, dtype="float64", weight_initializer=mx.init.One())
+    assert repr(layer) == "SparseEmbedding(4 -> 2, float64)"
+    layer.initialize()
+    mx.gluon.Trainer(layer.collect_params(), "sgd")
+    y = layer(nd.array([3, 1]))
+    assert y.dtype == np.float64 and y.shape == (2, 2)
+    np.testing.assert_array_equal(y.asnumpy(), np.ones((2, 2)))

@@ -103,8 +103,9 @@ impl Dims {
     pub fn param_size(&self) -> usize {
         (0..self.layers).map(|l| self.dirs * self.gh() * (self.layer_input(l) + self.hidden + 2)).sum()
     }
-    /// Offsets of `(W_i2h, W_h2h, b_i2h, b_h2h)` of layer `l`, direction `d`.
-    fn param_offsets(&self, l: usize, d: usize) -> (usize, usize, usize, usize) {
+    /// Offsets in the flat parameter vector of `(W_i2h, W_h2h, b_i2h, b_h2h)` of layer `l`,
+    /// direction `d` (row-major `G·H × in`, `G·H × H`, then `G·H` and `G·H`).
+    pub fn param_offsets(&self, l: usize, d: usize) -> (usize, usize, usize, usize) {
         let gh = self.gh();
         let mut w = 0;
         for ll in 0..l {
@@ -133,6 +134,11 @@ impl Dims {
     /// Number of dropout mask elements (one mask per layer but the last).
     pub fn mask_size(&self) -> usize {
         self.layers.saturating_sub(1) * self.seq_len()
+    }
+    /// Where the reserve holds the (scaled) dropout mask applied to layer `l`'s output, `(T, N,
+    /// D·H)` elements; `None` for the last layer or without dropout.
+    pub fn mask_range(&self, l: usize) -> Option<std::ops::Range<usize>> {
+        layer_res(self, l).drop.map(|(mask, _)| mask)
     }
     fn layer_start(&self, l: usize) -> usize {
         (0..l).map(|ll| self.per_layer(ll)).sum()

@@ -80,7 +80,7 @@ class SymbolBlock(HybridBlock):
             if stype not in ("0", "-1", "default"):
                 raise UnsupportedStorageError(
                     f"SymbolBlock doesn't support Parameter '{name}' because its storage type "
-                    f"is '{_STYPES.get(stype, stype)}' (sparse storage is issue 20).")
+                    f"is '{_STYPES.get(stype, stype)}'.")
         dtypes = _declared_dtypes(symbol)
         for name in symbol.list_arguments():
             if name not in input_names:

@@ -73,6 +73,7 @@ pub mod reduce;
 pub mod registry;
 pub mod repeat;
 pub mod rnn;
+pub mod rnn_grad;
 pub mod roi;
 pub mod sampling;
 pub mod sampling_dists;

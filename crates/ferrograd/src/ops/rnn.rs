@@ -6,7 +6,8 @@
 //! `ferrograd_kernels::rnn`), `state (L·D, N, H)` and, for LSTM, `state_cell`. Outputs: `out
 //! (T, N, D·H)`, with `state_outputs` also `hy` (and `cy` for LSTM), plus a hidden *reserve*
 //! (what the backward reads: gates, cells, layer outputs, dropout masks). The gradient rule calls
-//! `_backward_RNN` on the saved inputs and reserve; that op is not differentiable again.
+//! `_backward_RNN` on the saved inputs and reserve, unless the gradient is to be differentiated
+//! again: then it is built from differentiable ops ([`super::rnn_grad`]).
 
 use std::sync::Arc;
 
@@ -327,6 +328,14 @@ impl Op for Rnn {
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
         let lstm = self.cfg.is_lstm();
+        if g.differentiable() {
+            // The gradient will be differentiated again: BPTT written in differentiable ops.
+            let metas: Vec<Meta> = inputs.iter().map(|&v| g.meta(v)).collect();
+            let (dims, _) = self.cfg.check(self.name(), self.arg_names(), &metas)?;
+            let vis = self.visible();
+            return super::rnn_grad::grad(g, dims, vis, inputs, outputs[vis], og);
+        }
+        // First order only (an executor, or a backward without create_graph): the fused BPTT.
         let mut ins: Vec<Val> = inputs[..3].to_vec();
         ins.push(outputs[self.visible()]);
         ins.push(og[0]);
@@ -452,7 +461,9 @@ impl Op for RnnBackward {
     }
     fn grad(&self, _g: &mut Grad<'_>, _inputs: &[Val], _outputs: &[Val], _og: &[Val]) -> Result<Vec<Option<Val>>> {
         Err(Error::Value(
-            "_backward_RNN: the RNN gradient cannot be differentiated again (no second-order BPTT)".into(),
+            "_backward_RNN has no gradient; to differentiate an RNN gradient again, differentiate RNN itself \
+             with create_graph=True (its rule then builds the gradient from differentiable ops)"
+                .into(),
         ))
     }
 }

@@ -1,14 +1,16 @@
 //! The fused `RNN` op: a hand-derived forward, shape errors, and its native BPTT gradient
 //! (`_backward_RNN`) against finite differences of the visible outputs for every mode, two layers,
-//! both directions. Full NumPy/MXNet comparisons live in the Python tests (`tests/test_rnn_op.py`).
+//! both directions; and its differentiable rule (taken under create_graph), equal to the fused one
+//! at first order and checked against finite differences at second order. Full NumPy/MXNet
+//! comparisons live in the Python tests (`tests/test_rnn_op.py`, `tests/test_second_order_rnn.py`).
 
 use ferrograd::call;
 use ferrograd::ops::grad::eval_grad;
-use ferrograd::ops::{self, Ctx, OpRef};
+use ferrograd::ops::{self, Ctx, EagerGraph, Grad, GradGraph, OpRef, Val};
 use ferrograd::{Error, NDArray};
 
 use crate::common::*;
-use crate::gradcheck::{build, EPS};
+use crate::gradcheck::{build, check_second, EPS};
 
 fn rnn_p(mode: &str, layers: i64, bidir: bool) -> Vec<(&'static str, ferrograd::ops::AttrValue)> {
     vec![
@@ -135,5 +137,126 @@ pub fn rnn_backward(name: &'static str) {
             1e-12,
             1e-12,
         );
+    }
+}
+
+/// Evaluates gradient rules on arrays like [`EagerGraph`], reporting itself differentiable or
+/// not, so that rules take their create_graph path (RNN: BPTT in ops) or their fused one.
+struct Graph {
+    eager: EagerGraph,
+    differentiable: bool,
+}
+
+impl GradGraph for Graph {
+    fn apply(&mut self, op: OpRef, inputs: &[Val]) -> ferrograd::Result<Vec<Val>> {
+        self.eager.apply(op, inputs)
+    }
+    fn meta(&self, v: Val) -> ferrograd::Meta {
+        self.eager.meta(v)
+    }
+    fn differentiable(&self) -> bool {
+        self.differentiable
+    }
+}
+
+/// The rule's gradients for the forward's `outs` (reserve last) and visible heads `v`.
+fn rule_at(op: &OpRef, xs: &[NDArray], outs: &[NDArray], v: &[NDArray], differentiable: bool) -> Vec<NDArray> {
+    let mut graph = Graph { eager: EagerGraph::default(), differentiable };
+    let reserve = outs.last().expect("reserve");
+    let zero = NDArray::zeros(reserve.shape(), reserve.dtype());
+    let ins: Vec<Val> = xs.iter().map(|x| graph.eager.push(x.clone())).collect();
+    let ys: Vec<Val> = outs.iter().map(|y| graph.eager.push(y.clone())).collect();
+    let hs: Vec<Val> = v.iter().chain([&zero]).map(|h| graph.eager.push(h.clone())).collect();
+    let grads = op.grad(&mut Grad::new(&mut graph), &ins, &ys, &hs).unwrap_or_else(|e| panic!("RNN rule: {e}"));
+    grads.into_iter().map(|gv| graph.eager.get(gv.expect("a gradient for every input")).clone()).collect()
+}
+
+struct Config {
+    mode: &'static str,
+    layers: usize,
+    dirs: usize,
+    state_outputs: bool,
+    extra: Vec<(&'static str, ferrograd::ops::AttrValue)>,
+}
+
+fn cfg(mode: &'static str, layers: usize, dirs: usize) -> Config {
+    Config { mode, layers, dirs, state_outputs: true, extra: Vec::new() }
+}
+
+impl Config {
+    fn op(&self) -> OpRef {
+        let mut p = rnn_p(self.mode, self.layers as i64, self.dirs == 2);
+        p[4].1 = boolean(self.state_outputs);
+        p.extend(self.extra.iter().cloned());
+        build("RNN", &p)
+    }
+    fn what(&self) -> String {
+        format!("{} L{} D{} state_outputs={} {:?}", self.mode, self.layers, self.dirs, self.state_outputs, self.extra)
+    }
+}
+
+/// Random visible heads for `outs` (reserve last, excluded).
+fn visible_heads(op: &OpRef, outs: &[NDArray], rng: &mut Rng) -> Vec<NDArray> {
+    outs[..op.num_visible_outputs()].iter().map(|o| f64s(&rng.signed(o.size(), 0.5, 2.0), o.shape())).collect()
+}
+
+/// The differentiable rule's first-order gradients equal the fused `_backward_RNN`'s.
+fn paths_agree(what: &str, op: &OpRef, xs: &[NDArray], outs: &[NDArray], v: &[NDArray]) {
+    let fused = rule_at(op, xs, outs, v, false);
+    let composed = rule_at(op, xs, outs, v, true);
+    for (i, (a, b)) in composed.iter().zip(&fused).enumerate() {
+        assert_eq!(a.shape(), b.shape(), "{what}: gradient {i} shape");
+        let what = format!("{what}: gradient {i}, ops vs fused");
+        assert_close(&what, &a.to_f64_vec(), &b.to_f64_vec(), 1e-10, 1e-10);
+    }
+}
+
+fn configs() -> Vec<Config> {
+    let mut v = Vec::new();
+    for mode in ["rnn_relu", "rnn_tanh", "lstm", "gru"] {
+        v.push(cfg(mode, 1, 1));
+        v.push(cfg(mode, 2, 2));
+    }
+    v.push(Config { state_outputs: false, ..cfg("lstm", 2, 1) });
+    v.push(Config { state_outputs: false, ..cfg("rnn_tanh", 1, 2) });
+    v.push(Config {
+        extra: vec![("lstm_state_clip_min", float(-0.5)), ("lstm_state_clip_max", float(0.5))],
+        ..cfg("lstm", 1, 2)
+    });
+    // Dropout between layers (inference here: the masks in the reserve are ones).
+    v.push(Config { extra: vec![("p", float(0.3))], ..cfg("gru", 2, 1) });
+    v
+}
+
+/// Under create_graph the rule is BPTT written in ops: its first-order result equals the fused
+/// `_backward_RNN`, and differentiating it again agrees with central differences of the fused
+/// gradient (every mode; two bidirectional layers; hy/cy heads or none; clipping; dropout).
+#[test]
+fn rnn_second_order() {
+    let mut rng = Rng::new(43);
+    for c in configs() {
+        let (op, what) = (c.op(), c.what());
+        let xs = inputs(c.mode, c.layers, c.dirs, &mut rng);
+        let outs = ops::run(op.as_ref(), &Ctx::default(), &xs).unwrap();
+        let v = visible_heads(&op, &outs, &mut rng);
+        paths_agree(&what, &op, &xs, &outs, &v);
+        let mut all = v.clone();
+        all.push(NDArray::zeros(outs[outs.len() - 1].shape(), outs[0].dtype()));
+        check_second(&what, &op, &xs, &all, &mut rng);
+    }
+}
+
+/// Training-mode dropout: the differentiable rule reads the forward's masks from the reserve, so
+/// it drops the same units as the fused backward.
+#[test]
+fn rnn_second_order_dropout_masks() {
+    let mut rng = Rng::new(44);
+    for mode in ["lstm", "rnn_relu"] {
+        let c = Config { extra: vec![("p", float(0.5))], ..cfg(mode, 3, 2) };
+        let (op, what) = (c.op(), c.what());
+        let xs = inputs(c.mode, c.layers, c.dirs, &mut rng);
+        let outs = ops::run(op.as_ref(), &Ctx { is_train: true }, &xs).unwrap();
+        let v = visible_heads(&op, &outs, &mut rng);
+        paths_agree(&what, &op, &xs, &outs, &v);
     }
 }

@@ -4,7 +4,7 @@ import warnings
 
 from ....base import MXNetError
 from ... import nn
-from ...block import HybridBlock
+from ...block import Block, HybridBlock
 
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "SyncBatchNorm",
            "PixelShuffle1D", "PixelShuffle2D", "PixelShuffle3D"]
@@ -36,15 +36,28 @@ class HybridConcurrent(nn.HybridSequential):
 Identity = nn.Identity
 
 
-class SparseEmbedding(HybridBlock):
-    """Embedding with a row-sparse gradient: needs sparse storage, which ferrograd does not have
-    yet (issue 20, "Operator breadth and sparse storage"); use ``nn.Embedding`` meanwhile."""
+class SparseEmbedding(Block):
+    """An embedding for very large vocabularies: the weight itself is a row_sparse Parameter
+    (``stype='row_sparse'``) and so is its gradient. Each forward pulls the rows it looks up
+    through the Trainer (``weight.row_sparse_data``), so a Trainer must exist first; the output
+    is ``Embedding`` of those rows with ``sparse_grad=True``. A plain Block, as in MXNet."""
 
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None, **kwargs):
-        raise NotImplementedError(
-            "gluon.contrib.nn.SparseEmbedding needs row_sparse storage, which ferrograd does not "
-            "have yet (issue 20); gluon.nn.Embedding computes the same values with a dense "
-            "gradient")
+        super().__init__(**kwargs)
+        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
+                        "sparse_grad": True}
+        self.weight = self.params.get("weight", shape=(input_dim, output_dim),
+                                      init=weight_initializer, dtype=dtype,
+                                      stype="row_sparse", grad_stype="row_sparse")
+
+    def forward(self, x):
+        from .... import ndarray
+        rows = self.weight.row_sparse_data(x)
+        return ndarray.Embedding(x, rows, name="fwd", **self._kwargs)
+
+    def __repr__(self):
+        k = self._kwargs
+        return f"{self.__class__.__name__}({k['input_dim']} -> {k['output_dim']}, {k['dtype']})"
 
 
 class SyncBatchNorm(nn.BatchNorm):
