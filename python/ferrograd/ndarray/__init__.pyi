@@ -509,6 +509,10 @@ def _contrib_bipartite_matching(
     data: NDArray, is_ascend: bool = ..., *, threshold: float, topk: int = ...,
     out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
+def _contrib_boolean_mask(
+    data: NDArray, index: NDArray, axis: int = ..., *, out: NDArray | None = ...,
+    name: str | None = ...,
+) -> Any: ...
 def _contrib_box_decode(
     data: NDArray, anchors: NDArray, std0: float = ..., std1: float = ..., std2: float = ...,
     std3: float = ..., clip: float = ..., format: Literal['center', 'corner'] = ..., *,
@@ -960,6 +964,10 @@ def _sparse_dot_csr(
 def _sparse_dot_dense_csr(
     lhs: NDArray, data: NDArray, indices: NDArray, indptr: NDArray, num_cols: int, *,
     out: NDArray | None = ..., name: str | None = ...,
+) -> Any: ...
+def _split_v2(
+    data: NDArray, indices: tuple[int, ...], axis: int = ..., squeeze_axis: bool = ...,
+    sections: int = ..., *, out: NDArray | None = ..., name: str | None = ...,
 ) -> Any: ...
 def _sub(
     lhs: NDArray, rhs: NDArray, *, out: NDArray | None = ..., name: str | None = ...,

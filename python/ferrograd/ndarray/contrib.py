@@ -89,8 +89,10 @@ def _export_registered():
     from .. import ndarray as nd  # partly initialised: the op functions are already in it
     from .._ferrograd import OpFunc
     prefix = "_contrib_"
+    # boolean_mask stays the imperative function above: the registered node only exists for
+    # graphs, whose static shape planning cannot run it.
     found = {k[len(prefix):]: v for k, v in vars(nd).items()
-             if k.startswith(prefix) and isinstance(v, OpFunc)}
+             if k.startswith(prefix) and isinstance(v, OpFunc) and k != "_contrib_boolean_mask"}
     globals().update(found)
     __all__.extend(sorted(k for k in found if k not in __all__))
 

@@ -85,7 +85,7 @@ def moveaxis(tensor, source, destination):
 def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     """Splits ``ary`` along ``axis`` into equal sections (an int, which must divide the axis) or
     at the given indices (a tuple, as ``numpy.split``); a list of arrays, or one array when there
-    is only one piece."""
+    is only one piece. One ``_split_v2`` op: its gradient joins the parts' gradients."""
     ax = _normalize_axes(axis, ary.ndim, "split_v2", "axis")[0]
     n = ary.shape[ax]
     if isinstance(indices_or_sections, (int, _np.integer)):
@@ -93,18 +93,13 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
         if k <= 0 or n % k:
             raise ValueError_(f"split_v2: {k} sections do not divide axis {axis} of size {n} "
                               "equally")
-        bounds = [i * (n // k) for i in range(k + 1)]
+        indices = [i * (n // k) for i in range(k)]
     else:
-        bounds = [0, *[int(i) for i in indices_or_sections], n]
-        if any(a > b for a, b in zip(bounds, bounds[1:], strict=False)):
-            raise ValueError_(f"split_v2: indices {tuple(indices_or_sections)} must be "
-                              f"increasing and within axis {axis} of size {n}")
-    slice_axis, squeeze = _ops()["slice_axis"], _ops()["squeeze"]
-    parts = []
-    for b, e in zip(bounds, bounds[1:], strict=False):
-        p = slice_axis(ary, axis=ax, begin=b, end=e)
-        parts.append(squeeze(p, axis=ax) if squeeze_axis else p)
-    return parts[0] if len(parts) == 1 else parts
+        indices = [0, *[int(i) for i in indices_or_sections]]
+    parts = _ops()["_split_v2"](ary, indices=tuple(indices), axis=ax, squeeze_axis=squeeze_axis)
+    if isinstance(parts, NDArray):
+        return parts
+    return parts[0] if len(parts) == 1 else list(parts)
 
 
 def onehot_encode(indices, out):

@@ -103,6 +103,10 @@ def full(shape, val, dtype=None, **kwargs):
 
 
 __all__ += ["zeros", "ones", "full"]
+
+from ._fronts import histogram, split_v2  # noqa: E402 - they need _OPS
+
+__all__ += ["split_v2", "histogram"]
 from . import _internal, image, linalg, sparse  # noqa: E402, F401 - mx.sym._internal; needs _OPS
 
 # MXNet's contrib names of ops registered under their plain names.

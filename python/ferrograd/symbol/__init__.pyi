@@ -546,6 +546,10 @@ def _contrib_bipartite_matching(
     data: Symbol | None = ..., is_ascend: bool = ..., *, threshold: float, topk: int = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _contrib_boolean_mask(
+    data: Symbol | None = ..., index: Symbol | None = ..., axis: int = ..., *,
+    name: str | None = ..., attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _contrib_box_decode(
     data: Symbol | None = ..., anchors: Symbol | None = ..., std0: float = ..., std1: float = ...,
     std2: float = ..., std3: float = ..., clip: float = ...,
@@ -1051,6 +1055,11 @@ def _sparse_dot_dense_csr(
     indptr: Symbol | None = ..., *, num_cols: int, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def _split_v2(
+    data: Symbol | None = ..., *, indices: tuple[int, ...], axis: int = ...,
+    squeeze_axis: bool = ..., sections: int = ..., name: str | None = ...,
+    attr: dict[str, str] | None = ...,
+) -> Any: ...
 def _sub(
     lhs: Symbol | None = ..., rhs: Symbol | None = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
@@ -1374,6 +1383,7 @@ def hard_sigmoid(
     data: Symbol | None = ..., alpha: float = ..., beta: float = ..., *, name: str | None = ...,
     attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def histogram(a, bins=..., range=..., **kwargs) -> Any: ...
 def hypot(left, right) -> Any: ...
 def identity(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
@@ -1868,6 +1878,7 @@ def split(
     data: Symbol | None = ..., *, num_outputs: int, axis: int = ..., squeeze_axis: bool = ...,
     name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...
+def split_v2(ary, indices_or_sections, axis=..., squeeze_axis=...) -> Any: ...
 def sqrt(
     data: Symbol | None = ..., *, name: str | None = ..., attr: dict[str, str] | None = ...,
 ) -> Any: ...

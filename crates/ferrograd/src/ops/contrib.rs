@@ -1,7 +1,7 @@
 //! Small `contrib` operators of MXNet 1.x: `quadratic`, `div_sqrt_dim`, `arange_like`,
 //! `index_array`, `index_copy`, `gradientmultiplier`, the straight-through estimators
-//! `round_ste`/`sign_ste` and `allclose` (registered as `_contrib_<name>`, shown as
-//! `nd.contrib.<name>`).
+//! `round_ste`/`sign_ste`, `allclose` and the graph-only `boolean_mask` node (registered as
+//! `_contrib_<name>`, shown as `nd.contrib.<name>`).
 
 use std::sync::Arc;
 
@@ -456,6 +456,59 @@ impl Op for AllClose {
     }
 }
 
+/// `boolean_mask(data, index, axis=0)` as a graph node. Its output length along `axis` is the
+/// number of nonzero entries of `index`, a value that static shape planning cannot know, so the
+/// node exists to build and load graphs that mention it: inferring its shapes (and so binding,
+/// running or hybridizing it) fails saying so. `nd.contrib.boolean_mask` runs it imperatively.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct BooleanMask {
+    /// Axis of data that the 1-D index selects along.
+    #[param(default = 0)]
+    pub axis: i64,
+}
+
+impl BooleanMask {
+    fn data_dependent(&self, inputs: &[String]) -> Error {
+        Error::Shape(format!(
+            "_contrib_boolean_mask (contrib.boolean_mask): the output shape depends on the values of index, \
+             so it cannot be inferred in a symbol graph, an executor or a hybridized block (data {}, index {}, \
+             axis={}); run mx.nd.contrib.boolean_mask imperatively instead (outside hybridize)",
+            inputs.first().map_or("?", String::as_str),
+            inputs.get(1).map_or("?", String::as_str),
+            self.axis
+        ))
+    }
+}
+
+impl Op for BooleanMask {
+    fn name(&self) -> &'static str {
+        "_contrib_boolean_mask"
+    }
+    fn arg_names(&self) -> &'static [&'static str] {
+        &["data", "index"]
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        self.to_attrs()
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let shapes: Vec<String> = inputs.iter().map(|m| format!("shape {}", fmt_shape(&m.shape))).collect();
+        Err(self.data_dependent(&shapes))
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], _outputs: &mut [NDArray]) -> Result<()> {
+        let shapes: Vec<String> = inputs.iter().map(|x| format!("shape {}", fmt_shape(x.shape()))).collect();
+        Err(self.data_dependent(&shapes))
+    }
+    fn differentiable(&self) -> bool {
+        false
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, _g: &mut Grad<'_>, i: &[Val], _o: &[Val], _og: &[Val]) -> Result<Vec<Option<Val>>> {
+        Ok(vec![None; i.len()])
+    }
+}
+
 /// The `contrib` ops' declarations.
 pub const DEFS: &[OpDef] = &[
     OpDef {
@@ -541,5 +594,14 @@ pub const DEFS: &[OpDef] = &[
         doc: "1 (a 0-d uint8) when |a - b| <= atol + rtol·|b| everywhere, else 0.",
         params: AllClose::schema,
         build: parsed_op::<AllClose>,
+    },
+    OpDef {
+        name: "_contrib_boolean_mask",
+        aliases: &[],
+        args: &["data", "index"],
+        doc: "The slices of data along axis where index is nonzero; the output shape depends on index's values, \
+              so only nd.contrib.boolean_mask runs it (graphs fail at shape inference).",
+        params: BooleanMask::schema,
+        build: parsed_op::<BooleanMask>,
     },
 ];

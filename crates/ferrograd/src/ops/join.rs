@@ -1,4 +1,4 @@
-//! Joining and splitting: `Concat`, `stack`, `SliceChannel` (split) and `add_n`.
+//! Joining and splitting: `Concat`, `stack`, `SliceChannel` (split), `_split_v2` and `add_n`.
 //!
 //! Forwards copy through contiguous blocks (parallel over the output via `par`); every gradient is
 //! built from slices, layout ops and sums, so each op is differentiable any number of times.
@@ -311,6 +311,161 @@ impl Op for SliceChannel {
     }
 }
 
+/// `_split_v2(data, indices, axis=1, squeeze_axis=False, sections=0)`: parts of an axis, cut at
+/// `indices` (starting at 0; the last part runs to the end) or, with `sections > 0`, into that many
+/// parts whose sizes differ by at most one, the longer first (`numpy.array_split`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitV2 {
+    pub indices: Vec<i64>,
+    pub axis: i64,
+    pub squeeze_axis: bool,
+    /// 0: cut at `indices`.
+    pub sections: usize,
+}
+
+impl SplitV2 {
+    fn how(&self) -> String {
+        if self.sections > 0 {
+            format!("sections={}", self.sections)
+        } else {
+            format!("indices={}", super::params::fmt_tuple(&self.indices))
+        }
+    }
+
+    /// The split axis and each part's `(begin, end)` along it, for data of `shape`.
+    fn bounds(&self, shape: &[usize]) -> Result<(usize, Vec<(usize, usize)>)> {
+        let axis = normalize_axis("_split_v2", self.axis, shape.len())?;
+        let n = shape[axis];
+        let mut parts = Vec::with_capacity(self.num_outputs());
+        if let Some(base) = n.checked_div(self.sections) {
+            let extra = n % self.sections;
+            let mut begin = 0;
+            for k in 0..self.sections {
+                let len = base + usize::from(k < extra);
+                parts.push((begin, begin + len));
+                begin += len;
+            }
+        } else {
+            let at = |k: usize| -> Result<usize> {
+                let i = self.indices[k];
+                usize::try_from(i).ok().filter(|&i| i <= n).ok_or_else(|| {
+                    Error::Shape(format!(
+                        "_split_v2: indices[{k}] = {i} is outside axis {axis} of size {n} (data shape {}, {})",
+                        fmt_shape(shape),
+                        self.how()
+                    ))
+                })
+            };
+            for k in 0..self.indices.len() {
+                let begin = at(k)?;
+                let end = if k + 1 < self.indices.len() { at(k + 1)? } else { n };
+                if begin > end {
+                    return Err(Error::Shape(format!(
+                        "_split_v2: indices must not decrease, but indices[{}] = {end} follows {begin} (data shape \
+                         {}, axis {axis}, {})",
+                        k + 1,
+                        fmt_shape(shape),
+                        self.how()
+                    )));
+                }
+                parts.push((begin, end));
+            }
+        }
+        if self.squeeze_axis {
+            if let Some((k, (b, e))) = parts.iter().enumerate().find(|(_, (b, e))| e - b != 1) {
+                return Err(Error::Shape(format!(
+                    "_split_v2: squeeze_axis=True needs parts of size 1, but part {k} of axis {axis} has size {} \
+                     (data shape {}, {})",
+                    e - b,
+                    fmt_shape(shape),
+                    self.how()
+                )));
+            }
+        }
+        Ok((axis, parts))
+    }
+}
+
+impl Op for SplitV2 {
+    fn name(&self) -> &'static str {
+        "_split_v2"
+    }
+    fn num_outputs(&self) -> usize {
+        if self.sections > 0 {
+            self.sections
+        } else {
+            self.indices.len()
+        }
+    }
+    fn attrs(&self) -> Vec<(&'static str, String)> {
+        // All four, as MXNet's front end writes them (indices as the list it passes).
+        let idx = self.indices.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+        let flag = if self.squeeze_axis { "True" } else { "False" };
+        vec![
+            ("axis", self.axis.to_string()),
+            ("indices", format!("[{idx}]")),
+            ("sections", self.sections.to_string()),
+            ("squeeze_axis", flag.into()),
+        ]
+    }
+    fn infer_partial(
+        &self,
+        ins: &mut [super::partial::PartialShape],
+        outs: &mut [super::partial::PartialShape],
+    ) -> Result<()> {
+        super::partial::split_v2(&self.indices, self.sections, self.axis, self.squeeze_axis, ins, outs)
+    }
+    fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
+        let shape = &inputs[0].shape;
+        let (axis, parts) = self.bounds(shape)?;
+        Ok(parts
+            .iter()
+            .map(|&(b, e)| {
+                let mut s = shape.to_vec();
+                if self.squeeze_axis {
+                    s.remove(axis);
+                } else {
+                    s[axis] = e - b;
+                }
+                Meta::new(&s, inputs[0].dtype)
+            })
+            .collect())
+    }
+    fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
+        let x = &inputs[0];
+        let (axis, parts) = self.bounds(x.shape())?;
+        for (o, &(b, e)) in outputs.iter_mut().zip(&parts) {
+            let mut args = vec![SliceArg::Range { start: None, stop: None, step: 1 }; axis];
+            args.push(SliceArg::Range { start: Some(b as i64), stop: Some(e as i64), step: 1 });
+            o.write_from(&x.slice(&args)?)?;
+        }
+        Ok(())
+    }
+    fn saves(&self) -> Saves {
+        Saves::None
+    }
+    fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], _o: &[Val], og: &[Val]) -> Result<Vec<Option<Val>>> {
+        // The head gradients side by side along the axis (squeezed axes put back); empty parts
+        // add nothing.
+        let shape = g.shape(inputs[0]);
+        let (axis, parts) = self.bounds(&shape)?;
+        let mut pieces = Vec::with_capacity(parts.len());
+        for (&v, &(b, e)) in og.iter().zip(&parts) {
+            if e > b {
+                let mut s = shape.clone();
+                s[axis] = e - b;
+                pieces.push(if self.squeeze_axis { g.reshape(v, &s)? } else { v });
+            }
+        }
+        let whole = match pieces.as_slice() {
+            [] => g.reshape(og[0], &shape)?,
+            [one] => *one,
+            _ => g.apply1(Concat { dim: axis as i64, num_args: None }, &pieces)?,
+        };
+        Ok(vec![Some(whole)])
+    }
+}
+
 /// `add_n` / `ElementWiseSum(*args)`: elementwise sum of equally shaped arrays.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AddN {
@@ -417,6 +572,22 @@ pub struct SplitParams {
     pub squeeze_axis: bool,
 }
 
+/// `_split_v2`'s parameters.
+#[derive(Clone, Debug, PartialEq, OpParams)]
+pub struct SplitV2Params {
+    /// Where the parts begin along the axis (the first 0; the last part runs to the end).
+    pub indices: Vec<i64>,
+    /// Axis to split (negative counts from the end).
+    #[param(default = 1)]
+    pub axis: i64,
+    /// Drop the split axis from each output (every part must then have size 1).
+    #[param(default = false)]
+    pub squeeze_axis: bool,
+    /// Number of parts of (almost) equal size; 0 splits at `indices`.
+    #[param(default = 0)]
+    pub sections: i64,
+}
+
 fn num_args(op: &str, n: Option<i64>) -> Result<Option<usize>> {
     match n {
         None => Ok(None),
@@ -452,6 +623,48 @@ pub fn split_op(a: &Attrs) -> Result<OpRef> {
     }
     Ok(Arc::new(SliceChannel { num_outputs: n as usize, axis: p.axis, squeeze_axis: p.squeeze_axis }))
 }
+pub fn split_v2_op(a: &Attrs) -> Result<OpRef> {
+    let p = SplitV2Params::parse(a)?;
+    let how = || format!("indices={}, sections={}", super::params::fmt_tuple(&p.indices), p.sections);
+    if p.sections < 0 || p.sections > i64::from(i32::MAX) {
+        return Err(Error::Value(format!(
+            "_split_v2: sections must be between 0 and {}, got {}",
+            i32::MAX,
+            p.sections
+        )));
+    }
+    if p.sections == 0 {
+        if p.indices.is_empty() {
+            return Err(Error::Value(format!(
+                "_split_v2: give sections > 0 or at least one index (the first 0); {} make no outputs",
+                how()
+            )));
+        }
+        if p.indices.len() > i32::MAX as usize {
+            return Err(Error::Value(format!("_split_v2: {} indices are too many", p.indices.len())));
+        }
+        if p.indices[0] != 0 {
+            return Err(Error::Value(format!(
+                "_split_v2: indices must start with 0 (where the first part begins), got {}",
+                how()
+            )));
+        }
+        if let Some(k) = (1..p.indices.len()).find(|&k| p.indices[k] < p.indices[k - 1]) {
+            return Err(Error::Value(format!(
+                "_split_v2: indices must not decrease, but indices[{k}] = {} follows {} ({})",
+                p.indices[k],
+                p.indices[k - 1],
+                how()
+            )));
+        }
+    }
+    Ok(Arc::new(SplitV2 {
+        indices: p.indices,
+        axis: p.axis,
+        squeeze_axis: p.squeeze_axis,
+        sections: p.sections as usize,
+    }))
+}
 /// The joining ops' declarations.
 pub const DEFS: &[OpDef] = &[
     OpDef {
@@ -477,6 +690,15 @@ pub const DEFS: &[OpDef] = &[
         doc: "Split into num_outputs equal parts along an axis (one output each).",
         params: SplitParams::schema,
         build: split_op,
+    },
+    OpDef {
+        name: "_split_v2",
+        aliases: &[],
+        args: &["data"],
+        doc: "Split along an axis at the given indices, or into sections parts of (almost) equal size \
+              (one output each).",
+        params: SplitV2Params::schema,
+        build: split_v2_op,
     },
     OpDef {
         name: "add_n",

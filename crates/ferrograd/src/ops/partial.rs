@@ -260,6 +260,51 @@ pub fn concat(dim: i64, ins: &mut [PartialShape], outs: &mut [PartialShape]) -> 
     Ok(())
 }
 
+/// The split ops' common part: the split axis and the data's dimensions, those off the axis
+/// learnt from the outputs (which drop the axis when `squeeze`); `None` while the rank is unknown.
+type SplitData = Option<(usize, Vec<Option<usize>>)>;
+
+fn split_data(axis: i64, squeeze: bool, ins: &[PartialShape], outs: &[PartialShape], op: &str) -> Result<SplitData> {
+    let n = match (rank(&ins[0]), outs.iter().find_map(rank)) {
+        (Some(n), _) => n,
+        (None, Some(m)) => m + usize::from(squeeze),
+        _ => return Ok(None),
+    };
+    let Some(ax) = norm_axis(axis, n) else { return Ok(None) };
+    let mut data = ins[0].clone().unwrap_or_else(|| vec![None; n]);
+    let out_dim = |i: usize| if squeeze { i.checked_sub(usize::from(i > ax)) } else { Some(i) };
+    for o in outs.iter().flatten() {
+        for i in (0..n).filter(|&i| i != ax) {
+            if let Some(oi) = out_dim(i) {
+                merge_dim(&mut data[i], o.get(oi).copied().flatten(), op)?;
+            }
+        }
+    }
+    Ok(Some((ax, data)))
+}
+
+/// Each output of a split: the data with the axis sized `size(k)` (or removed when `squeeze`).
+fn split_outputs(
+    ax: usize,
+    squeeze: bool,
+    data: &[Option<usize>],
+    size: impl Fn(usize) -> Option<usize>,
+    outs: &mut [PartialShape],
+) -> Result<()> {
+    for (k, o) in outs.iter_mut().enumerate() {
+        let mut each: Vec<Option<usize>> = Vec::with_capacity(data.len());
+        for (i, &d) in data.iter().enumerate() {
+            if i != ax {
+                each.push(d);
+            } else if !squeeze {
+                each.push(size(k));
+            }
+        }
+        merge(o, &Some(each))?;
+    }
+    Ok(())
+}
+
 /// `SliceChannel`/`split`: each output is the input with the axis divided by `num_outputs`
 /// (removed with `squeeze_axis`), so the outputs' other dimensions are the input's.
 pub fn slice_channel(
@@ -269,38 +314,59 @@ pub fn slice_channel(
     ins: &mut [PartialShape],
     outs: &mut [PartialShape],
 ) -> Result<()> {
-    let n = match (rank(&ins[0]), outs.iter().find_map(rank)) {
-        (Some(n), _) => n,
-        (None, Some(m)) => m + usize::from(squeeze),
-        _ => return Ok(()),
-    };
-    let Some(ax) = norm_axis(axis, n) else { return Ok(()) };
-    let mut data = ins[0].clone().unwrap_or_else(|| vec![None; n]);
-    let out_dim = |i: usize| if squeeze { i.checked_sub(usize::from(i > ax)) } else { Some(i) };
-    for o in outs.iter().flatten() {
-        for i in (0..n).filter(|&i| i != ax) {
-            if let Some(oi) = out_dim(i) {
-                merge_dim(&mut data[i], o.get(oi).copied().flatten(), "SliceChannel")?;
-            }
-        }
-        if !squeeze {
+    let Some((ax, mut data)) = split_data(axis, squeeze, ins, outs, "SliceChannel")? else { return Ok(()) };
+    if squeeze {
+        merge_dim(&mut data[ax], Some(num), "SliceChannel axis")?;
+    } else {
+        for o in outs.iter().flatten() {
             merge_dim(&mut data[ax], o.get(ax).copied().flatten().map(|d| d * num), "SliceChannel axis")?;
         }
     }
-    if squeeze {
-        merge_dim(&mut data[ax], Some(num), "SliceChannel axis")?;
-    }
-    let mut each: Vec<Option<usize>> = Vec::with_capacity(n);
-    for (i, &d) in data.iter().enumerate() {
-        if i != ax {
-            each.push(d);
-        } else if !squeeze {
-            each.push(d.map(|d| d / num.max(1)));
+    let len = data[ax].map(|d| d / num.max(1));
+    split_outputs(ax, squeeze, &data, |_| len, outs)?;
+    merge(&mut ins[0], &Some(data))?;
+    Ok(())
+}
+
+/// `_split_v2`: the outputs share the data's other dimensions; along the axis the data is the
+/// parts' total (their count when squeezed), and each part's size follows from the parameters once
+/// the axis size is known (cut at `indices`, all but the last part are known without it).
+pub fn split_v2(
+    indices: &[i64],
+    sections: usize,
+    axis: i64,
+    squeeze: bool,
+    ins: &mut [PartialShape],
+    outs: &mut [PartialShape],
+) -> Result<()> {
+    let Some((ax, mut data)) = split_data(axis, squeeze, ins, outs, "_split_v2")? else { return Ok(()) };
+    let total = if squeeze {
+        Some(outs.len())
+    } else {
+        outs.iter().map(|o| o.as_ref().and_then(|v| v.get(ax).copied().flatten())).sum()
+    };
+    merge_dim(&mut data[ax], total, "_split_v2 axis")?;
+    let len = data[ax];
+    let sizes: Vec<Option<usize>> = if sections > 0 {
+        (0..sections).map(|k| len.map(|l| l / sections + usize::from(k < l % sections))).collect()
+    } else {
+        let mut v = Vec::with_capacity(indices.len());
+        for (k, &b) in indices.iter().enumerate() {
+            let e = indices.get(k + 1).map(|&e| usize::try_from(e).ok());
+            let (b, e) = (usize::try_from(b).ok(), e.unwrap_or(len));
+            if let (Some(l), Some(x)) = (len, b.max(e)) {
+                if x > l {
+                    return Err(Error::Shape(format!(
+                        "_split_v2: index {x} is outside axis {ax} of size {l} (data shape {})",
+                        fmt_partial(&Some(data.clone()))
+                    )));
+                }
+            }
+            v.push(b.zip(e).and_then(|(b, e)| e.checked_sub(b)));
         }
-    }
-    for o in outs.iter_mut() {
-        merge(o, &Some(each.clone()))?;
-    }
+        v
+    };
+    split_outputs(ax, squeeze, &data, |k| sizes.get(k).copied().flatten(), outs)?;
     merge(&mut ins[0], &Some(data))?;
     Ok(())
 }
@@ -475,6 +541,22 @@ mod tests {
         slice_channel(3, 1, false, &mut ins, &mut outs).unwrap();
         assert_eq!(ins[0], p(&[3, 15, 2]));
         assert_eq!(outs[0], p(&[3, 5, 2]));
+    }
+
+    #[test]
+    fn split_v2_fills_parts_and_the_axis_total() {
+        let (mut ins, mut outs) = (vec![p(&[0, 6, 0])], vec![None, None, None]);
+        split_v2(&[], 3, 1, false, &mut ins, &mut outs).unwrap();
+        assert_eq!(outs, vec![p(&[0, 2, 0]); 3]);
+        let (mut ins, mut outs) = (vec![p(&[0, 0, 3])], vec![p(&[4, 2, 0]), p(&[0, 5, 0])]);
+        split_v2(&[0, 2], 0, 1, false, &mut ins, &mut outs).unwrap();
+        assert_eq!(ins[0], p(&[4, 7, 3]));
+        assert_eq!(outs, vec![p(&[4, 2, 3]), p(&[4, 5, 3])]);
+        let (mut ins, mut outs) = (vec![None], vec![p(&[2, 0]), None]);
+        split_v2(&[], 2, -1, true, &mut ins, &mut outs).unwrap();
+        assert_eq!(ins[0], p(&[2, 0, 2]));
+        let (mut ins, mut outs) = (vec![p(&[0, 6])], vec![None, None]);
+        assert!(split_v2(&[0, 9], 0, 1, false, &mut ins, &mut outs).is_err());
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Issue 20's operator-breadth ops against naive float64 loops written here: `LRN`, `Crop`,
-//! `khatri_rao` and `cumsum` (`_np_cumsum`); gradients to second order by finite differences;
+//! `khatri_rao`, `cumsum` (`_np_cumsum`) and `_split_v2`; gradients to second order by finite differences;
 //! bad inputs. (`LeakyReLU(act_type='rrelu')` is covered from Python, train mode included.)
 
 use ferrograd::DType::{F32, F64, I32, I8};
@@ -180,4 +180,95 @@ pub fn cumsum_grad(name: &'static str) {
         let op = build(name, &p);
         check(&format!("cumsum axis={axis:?}"), &op, std::slice::from_ref(&x), &mut rng, true);
     }
+}
+
+pub fn split_v2_p() -> Params {
+    vec![("indices", tuple(&[0, 1]))]
+}
+
+/// `_split_v2` parts against slices taken by hand: (data shape, indices, sections, axis, squeeze)
+/// and the expected (begin, end) of each part along the axis.
+pub fn split_v2(name: &'static str) {
+    type Row = (&'static [usize], &'static [i64], i64, i64, bool, &'static [(usize, usize)]);
+    let rows: [Row; 7] = [
+        (&[2, 6, 3], &[], 3, 1, false, &[(0, 2), (2, 4), (4, 6)]),
+        (&[2, 6, 3], &[], 4, 1, false, &[(0, 2), (2, 4), (4, 5), (5, 6)]),
+        (&[2, 5], &[0, 1, 3], 0, -1, false, &[(0, 1), (1, 3), (3, 5)]),
+        (&[4, 2], &[0, 2, 2], 0, 0, false, &[(0, 2), (2, 2), (2, 4)]),
+        (&[3, 2], &[0, 1, 2], 0, 0, true, &[(0, 1), (1, 2), (2, 3)]),
+        (&[2, 3], &[], 3, -1, true, &[(0, 1), (1, 2), (2, 3)]),
+        (&[2, 2], &[], 3, 1, false, &[(0, 1), (1, 2), (2, 2)]),
+    ];
+    for &(shape, indices, sections, axis, squeeze, parts) in &rows {
+        let x = f64s(&(0..numel(shape)).map(|i| i as f64).collect::<Vec<_>>(), shape);
+        let ax = ((axis + shape.len() as i64) % shape.len() as i64) as usize;
+        let p = [
+            ("indices", tuple(indices)),
+            ("sections", int(sections)),
+            ("axis", int(axis)),
+            ("squeeze_axis", boolean(squeeze)),
+        ];
+        for (vn, xv) in variants(&x) {
+            let ys = call(name, &[xv], &p).unwrap();
+            assert_eq!(ys.len(), parts.len());
+            for (k, (y, &(b, e))) in ys.iter().zip(parts).enumerate() {
+                let mut ps = shape.to_vec();
+                ps[ax] = e - b;
+                let want: Vec<f64> = (0..numel(&ps))
+                    .map(|o| {
+                        let mut idx = unravel(o, &ps);
+                        idx[ax] += b;
+                        x.to_f64_vec()[ravel(&idx, shape)]
+                    })
+                    .collect();
+                if squeeze {
+                    ps.remove(ax);
+                }
+                let what = format!("_split_v2 {shape:?} {indices:?}/{sections} axis={axis} part {k} {vn}");
+                check_arr(&what, y, &ps, F64, &want, 0.0, 0.0);
+            }
+        }
+    }
+    let x = NDArray::zeros(&[2, 6, 4], F32);
+    let bad =
+        |p: &[(&str, ferrograd::ops::AttrValue)]| call(name, std::slice::from_ref(&x), p).unwrap_err().to_string();
+    let m = bad(&[("indices", tuple(&[0, 3, 1])), ("axis", int(1))]);
+    assert!(m.contains("_split_v2") && m.contains("indices") && m.contains("decrease"), "{m}");
+    let m = bad(&[("indices", tuple(&[0, 1, 9])), ("axis", int(1))]);
+    assert!(m.contains("_split_v2") && m.contains("indices[2] = 9") && m.contains("(2, 6, 4)"), "{m}");
+    let m = bad(&[("indices", tuple(&[2, 4])), ("axis", int(1))]);
+    assert!(m.contains("start with 0"), "{m}");
+    let m = bad(&[("indices", tuple(&[])), ("sections", int(3)), ("axis", int(1)), ("squeeze_axis", boolean(true))]);
+    assert!(m.contains("squeeze_axis") && m.contains("size 2") && m.contains("(2, 6, 4)"), "{m}");
+    let m = bad(&[("indices", tuple(&[])), ("sections", int(2)), ("axis", int(3))]);
+    assert!(m.contains("_split_v2") && m.contains("axis 3"), "{m}");
+    let m = bad(&[("indices", tuple(&[]))]);
+    assert!(m.contains("sections"), "{m}");
+    let m = bad(&[("indices", tuple(&[])), ("sections", int(-1))]);
+    assert!(m.contains("sections"), "{m}");
+    assert!(bad(&[]).contains("indices"));
+}
+
+pub fn split_v2_grad(name: &'static str) {
+    let mut rng = Rng::new(2026);
+    let op = build(name, &[("indices", tuple(&[0, 1, 3])), ("axis", int(1))]);
+    check("_split_v2 indices", &op, &[rand(&mut rng, &[2, 4, 2])], &mut rng, true);
+    let op = build(
+        name,
+        &[("indices", tuple(&[])), ("sections", int(3)), ("axis", int(-1)), ("squeeze_axis", boolean(true))],
+    );
+    check("_split_v2 squeeze", &op, &[rand(&mut rng, &[2, 3])], &mut rng, true);
+    let op = build(name, &[("indices", tuple(&[0, 0, 2])), ("axis", int(0))]);
+    check("_split_v2 empty part", &op, &[rand(&mut rng, &[3, 2])], &mut rng, true);
+}
+
+/// The `_contrib_boolean_mask` node builds, but its shapes cannot be inferred (they depend on the
+/// index's values), and the error says what to do instead.
+pub fn boolean_mask_node(name: &'static str) {
+    let r = call(name, &[NDArray::zeros(&[3, 4], F32), NDArray::zeros(&[3], F32)], &[("axis", int(0))]);
+    assert!(
+        matches!(r, Err(Error::Shape(ref m)) if m.contains("_contrib_boolean_mask") && m.contains("values of index")
+            && m.contains("nd.contrib.boolean_mask") && m.contains("(3, 4)")),
+        "{r:?}"
+    );
 }

@@ -202,6 +202,9 @@ fn mo_lrn() -> Params {
 fn mo_crop() -> Params {
     mo::crop_p()
 }
+fn mo_split_v2() -> Params {
+    mo::split_v2_p()
+}
 fn o20_block() -> Params {
     o20::space_depth_p()
 }
@@ -369,6 +372,7 @@ table! {
     "Concat" => shape_more, none, sm::concat, Some(sm::concat_grad);
     "stack" => shape_more, none, sm::stack, Some(sm::stack_grad);
     "SliceChannel" => shape_more, split_p, sm::split, Some(sm::split_grad);
+    "_split_v2" => shape_more, mo_split_v2, mo::split_v2, Some(mo::split_v2_grad);
     "add_n" => shape_more, none, sm::add_n, Some(sm::add_n_grad);
     "SwapAxis" => shape_more, none, sm::swapaxis, Some(sm::swapaxis_grad);
     "tile" => shape_more, reps_p, sm::tile, Some(sm::tile_grad);
@@ -506,6 +510,7 @@ table! {
     "_contrib_round_ste" => contrib, none, ct::contrib, Some(ct::contrib_grad);
     "_contrib_sign_ste" => contrib, none, ct::contrib, Some(ct::contrib_grad);
     "_contrib_allclose" => contrib, none, ct::contrib, NONDIFF;
+    "_contrib_boolean_mask" => contrib, none, mo::boolean_mask_node, NONDIFF;
     "_contrib_interleaved_matmul_selfatt_qk" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
     "_contrib_interleaved_matmul_selfatt_valatt" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
     "_contrib_interleaved_matmul_encdec_qk" => contrib, heads_p, ct::attention, Some(ct::attention_grad);
