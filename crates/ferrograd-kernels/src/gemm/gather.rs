@@ -8,7 +8,10 @@
 //! The packed blocks hold exactly the values the column matrix would, in the same places, so
 //! the products give the same bits as [`super::gemm`] on the materialised operand.
 
-use super::{default_threads, fill_zero, task_start, Block, Isa, Packed, SendMat, SPLIT_MIN_COLS, TASKS_PER_THREAD};
+use super::{
+    default_threads, fill_zero, for_each_task, task_start, Block, Isa, Packed, SendMat, SPLIT_MIN_COLS,
+    TASKS_PER_THREAD,
+};
 use crate::matmul::Mat;
 
 /// Widest panel any micro-kernel uses (f32 on AVX-512: 32 columns).
@@ -103,17 +106,7 @@ pub unsafe fn gemm_gather<T: Packed>(
             }
         }
     };
-    if tasks == 1 {
-        run(0);
-    } else {
-        #[cfg(feature = "rayon")]
-        {
-            use rayon::prelude::*;
-            (0..tasks).into_par_iter().for_each(run);
-        }
-        #[cfg(not(feature = "rayon"))]
-        (0..tasks).for_each(run);
-    }
+    for_each_task(tasks, run);
     true
 }
 

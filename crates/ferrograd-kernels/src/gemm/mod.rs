@@ -183,18 +183,23 @@ pub unsafe fn gemm<T: Packed>(
             }
         }
     };
+    for_each_task(tasks, run);
+    true
+}
+
+/// Runs `run(task)` for every task of a product: on this thread for one, else over rayon.
+pub(super) fn for_each_task(tasks: usize, run: impl Fn(usize) + Sync + Send) {
     if tasks == 1 {
         run(0);
-    } else {
-        #[cfg(feature = "rayon")]
-        {
-            use rayon::prelude::*;
-            (0..tasks).into_par_iter().for_each(run);
-        }
-        #[cfg(not(feature = "rayon"))]
-        (0..tasks).for_each(run);
+        return;
     }
-    true
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        (0..tasks).into_par_iter().for_each(run);
+    }
+    #[cfg(not(feature = "rayon"))]
+    (0..tasks).for_each(run);
 }
 
 /// `C = 0` (the product of an empty inner dimension).
