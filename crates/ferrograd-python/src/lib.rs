@@ -161,6 +161,9 @@ fn _after_fork_in_child() {
 
 #[pymodule]
 fn _ferrograd(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The importing thread (Python's main thread) becomes thread 0 of the kernels' pool, so a
+    // parallel kernel called from it starts in place instead of waking the pool and sleeping.
+    ferrograd_kernels::par::join_pool();
     m.add_class::<PyNDArray>()?;
     opfunc::register(m)?;
     m.add_function(wrap_pyfunction!(errors::_init_errors, m)?)?;

@@ -88,6 +88,9 @@ pub use autograd::Tracked;
 pub use buffer::Buffer;
 pub use dtype::{DType, DTypeElem};
 pub use error::{Error, Result};
+/// Makes the calling thread (call it from `main`) thread 0 of the kernels' thread pool, so
+/// parallel kernels called from it start in place (see `ferrograd_kernels::par::join_pool`).
+pub use ferrograd_kernels::par::join_pool;
 pub use half::f16;
 pub use ndarray::{Meta, NDArray, SliceArg};
 

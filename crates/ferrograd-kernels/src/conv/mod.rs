@@ -67,7 +67,7 @@ pub(crate) fn for_plane_chunks<T: Send>(
     #[cfg(feature = "rayon")]
     {
         use rayon::prelude::*;
-        out.par_chunks_mut(per * plane).enumerate().for_each(|(i, c)| f(i * per, c));
+        out.par_chunks_mut(per * plane).enumerate().for_each(|(i, c)| par::in_task(|| f(i * per, c)));
     }
     #[cfg(not(feature = "rayon"))]
     {

@@ -196,7 +196,7 @@ pub(super) fn for_each_task(tasks: usize, run: impl Fn(usize) + Sync + Send) {
     #[cfg(feature = "rayon")]
     {
         use rayon::prelude::*;
-        (0..tasks).into_par_iter().for_each(run);
+        (0..tasks).into_par_iter().for_each(|t| par::in_task(|| run(t)));
     }
     #[cfg(not(feature = "rayon"))]
     (0..tasks).for_each(run);

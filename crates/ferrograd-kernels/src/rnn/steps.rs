@@ -33,7 +33,7 @@ pub(super) fn run_chunks<R: Send>(chunks: &[Range<usize>], f: impl Fn(Range<usiz
     #[cfg(feature = "rayon")]
     if chunks.len() > 1 {
         use rayon::prelude::*;
-        return chunks.par_iter().cloned().map(f).collect();
+        return chunks.par_iter().cloned().map(|r| par::in_task(|| f(r))).collect();
     }
     chunks.iter().cloned().map(f).collect()
 }
