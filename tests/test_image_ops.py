@@ -114,3 +114,17 @@ def test_symbolic_image_ops_and_json():
         np.reshape((1.0, 2.0, 4.0), (3, 1, 1))
     np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-7)
     assert loaded.infer_shape(data=(4, 5, 3))[1] == [(3, 4, 5)]
+
+
+def test_large_batches_split_across_threads_mid_plane():
+    # 6 x 3 x 97 x 101 outputs: above the parallel threshold, and the work chunks (2^15
+    # elements) start in the middle of planes, so each chunk's first plane is partial.
+    rng = np.random.RandomState(7)
+    batch = rng.randint(0, 256, (6, 97, 101, 3)).astype(np.uint8)
+    t = nd.image.to_tensor(nd.array(batch, dtype=np.uint8))
+    want = batch.transpose(0, 3, 1, 2).astype(np.float32) / np.float32(255)
+    np.testing.assert_array_equal(t.asnumpy(), want)
+    mean, std = (0.1, 0.2, 0.3), (0.5, 0.25, 2.0)
+    out = nd.image.normalize(t, mean=mean, std=std).asnumpy()
+    inv = (1.0 / np.asarray(std)).astype(np.float32).reshape(3, 1, 1)
+    np.testing.assert_array_equal(out, (want - np.float32(mean).reshape(3, 1, 1)) * inv)

@@ -28,6 +28,20 @@ fn hwc(op: &str, shape: &[usize]) -> Result<(usize, usize, usize, usize)> {
     }
 }
 
+/// Splits `chunk` (the output elements from flat index `start` on) at the boundaries of
+/// `plane`-sized planes and calls `f(flat_start, run)` on each piece, so that the per-element
+/// loops have no index arithmetic and vectorise.
+fn for_plane_runs<T>(start: usize, chunk: &mut [T], plane: usize, mut f: impl FnMut(usize, &mut [T])) {
+    let (mut at, mut rest) = (start, chunk);
+    while !rest.is_empty() {
+        let len = (plane - at % plane).min(rest.len());
+        let (run, tail) = rest.split_at_mut(len);
+        f(at, run);
+        at += len;
+        rest = tail;
+    }
+}
+
 /// `_image_to_tensor`: HWC (NHWC) of any dtype to CHW (NCHW) float32 divided by 255.
 #[derive(Clone, Debug, Default, PartialEq, OpParams)]
 pub struct ToTensor {}
@@ -50,14 +64,17 @@ impl Op for ToTensor {
         let src = src.get::<f32>();
         let plane = h * w;
         outputs[0].write_out::<f32, _>(|out| {
-            // Output element `o` of image `i`, channel `ch`, position `p` reads input `(i, p, ch)`.
+            // Output element `o` of image `i`, channel `ch`, position `p` reads input `(i, p, ch)`:
+            // within one output plane the input is read at stride `c`.
             for_each_chunk(out, Cost::Light, |start, chunk| {
-                for (k, o) in chunk.iter_mut().enumerate() {
-                    let at = start + k;
-                    let (img, rest) = (at / (c * plane), at % (c * plane));
-                    let (ch, p) = (rest / plane, rest % plane);
-                    *o = src[(img * plane + p) * c + ch] / 255.0;
-                }
+                for_plane_runs(start, chunk, plane, |at, run| {
+                    let (img, ch) = (at / plane / c, at / plane % c);
+                    let p0 = at % plane;
+                    let from = &src[(img * plane + p0) * c + ch..];
+                    for (o, &v) in run.iter_mut().zip(from.iter().step_by(c)) {
+                        *o = v / 255.0;
+                    }
+                });
             });
         })
     }
@@ -153,10 +170,14 @@ impl Op for Normalize {
                 (mean.iter().map(|&m| m as T).collect(), inv_std.iter().map(|&s| s as T).collect());
             outputs[0].write_out::<T, _>(|out| {
                 for_each_chunk(out, Cost::Light, |start, chunk| {
-                    for (k, o) in chunk.iter_mut().enumerate() {
-                        let ch = ((start + k) / plane) % c;
-                        *o = (x[start + k] - mean[ch]) * inv[ch];
-                    }
+                    for_plane_runs(start, chunk, plane, |at, run| {
+                        let ch = at / plane % c;
+                        let (m, s) = (mean[ch], inv[ch]);
+                        let src = &x[at..at + run.len()];
+                        for (o, &v) in run.iter_mut().zip(src) {
+                            *o = (v - m) * s;
+                        }
+                    });
                 });
             })
         })

@@ -11,6 +11,7 @@ from multiprocessing import resource_tracker, shared_memory
 
 import numpy as np
 
+from ... import _ferrograd
 from ... import ndarray as nd
 from ... import numpy as _mx_np
 
@@ -41,8 +42,14 @@ class InlineArray:
         self.array, self.np_array = state
 
     def wrap(self):
-        out = nd.from_numpy(self.array, zero_copy=True)
-        return out.as_np_ndarray() if self.np_array else out
+        return _wrap(self.array, self.np_array)
+
+
+def _wrap(array, np_array):
+    # The array is this process's alone (fresh from the pipe, or over a mapping nobody else
+    # holds): it is shared as is, without ``from_numpy``'s read-only lock and its bookkeeping.
+    out = _ferrograd._from_numpy(array, True)
+    return out.as_np_ndarray() if np_array else out
 
 
 class SharedArray:
@@ -104,8 +111,7 @@ def _attach(handle):
     dtype = np.dtype(handle.dtype)
     count = int(np.prod(handle.shape, dtype=np.int64))
     array = np.frombuffer(buf, dtype=dtype, count=count).reshape(handle.shape)
-    out = nd.from_numpy(array, zero_copy=True)
-    return out.as_np_ndarray() if handle.np_array else out
+    return _wrap(array, handle.np_array)
 
 
 def release(handle):

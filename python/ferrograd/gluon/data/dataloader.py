@@ -14,6 +14,7 @@ from ... import context
 from ... import ndarray as nd
 from . import _shared_batch, _worker_pool
 from . import sampler as _sampler
+from .dataset import take_batch
 
 __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
 
@@ -88,16 +89,28 @@ def _as_in_context(data, ctx):
     return data
 
 
+def _load_batch(dataset, samples, batchify_fn):
+    """The batch of ``samples``: in one pass per array and transform where the dataset allows
+    it and the batchify is the default one (``dataset.take_batch``), else sample by sample."""
+    if batchify_fn is default_batchify_fn:
+        batch = take_batch(dataset, samples)
+        if batch is not None:
+            return batch
+    return batchify_fn([dataset[i] for i in samples])
+
+
 def _worker_batch(dataset, samples, batchify_fn):
     """Runs in a worker process: the batch of ``samples``, ready to send to the main process."""
-    items = [dataset[i] for i in samples]
     if batchify_fn is None:
-        return _shared_batch.publish(_stack_for_transfer(items))
-    return _shared_batch.publish(batchify_fn(items))
+        batch = take_batch(dataset, samples)
+        if batch is None:
+            batch = _stack_for_transfer([dataset[i] for i in samples])
+        return _shared_batch.publish(batch)
+    return _shared_batch.publish(batchify_fn([dataset[i] for i in samples]))
 
 
 def _thread_worker_fn(samples, batchify_fn, dataset):
-    return batchify_fn([dataset[i] for i in samples])
+    return _load_batch(dataset, samples, batchify_fn)
 
 
 class _MultiWorkerIter:
@@ -171,7 +184,7 @@ class _MultiWorkerIter:
                 batch = self._pending.pop(index).get(self._timeout)
             elif index == 0:
                 indices, self._first = self._first, None
-                batch = self._loader._batchify_fn([self._loader._dataset[i] for i in indices])
+                batch = _load_batch(self._loader._dataset, indices, self._loader._batchify_fn)
             else:
                 batch = _shared_batch.receive(self._pool.receive(
                     index % len(self._pool), (self._id, index), self._timeout))
@@ -281,7 +294,7 @@ class DataLoader:
 
     def _same_process_iter(self):
         for indices in self._batch_sampler:
-            batch = self._batchify_fn([self._dataset[i] for i in indices])
+            batch = _load_batch(self._dataset, indices, self._batchify_fn)
             if self._pin_memory:
                 batch = _as_in_context(batch, context.cpu_pinned(self._pin_device_id))
             yield batch

@@ -1,9 +1,18 @@
 """Datasets: indexable collections of samples, and the lazy views over them (transform, filter,
-shard, take)."""
+shard, take).
+
+Whole batches: ``take_batch(dataset, indices)`` gives the batch that stacking ``dataset[i]`` for
+each index would give (what ``default_batchify_fn`` makes), computed with one operation per
+array and per transform instead of one per sample, when the dataset can (arrays, views of them,
+and transforms with ``_apply_batch``); otherwise it returns None and the loader goes sample by
+sample."""
 
 import os
 
+import numpy as np
+
 from ... import ndarray as nd
+from ...base import MXNetError
 
 __all__ = ["Dataset", "SimpleDataset", "ArrayDataset", "RecordFileDataset"]
 
@@ -67,6 +76,50 @@ class Dataset:
         for i in range(len(self)):
             yield self[i]
 
+    def _take_batch(self, indices):
+        """The stacked batch of ``indices`` (valid indices, an int64 array), or None when this
+        dataset can only give samples one by one."""
+        return None
+
+
+def take_batch(dataset, indices):
+    """The default batch of ``dataset[i] for i in indices`` made in one pass per array and per
+    transform, or None: the caller then loads sample by sample. A batch whose operations fail
+    (a transform given images of the wrong shape, say) is also left to the per-sample path,
+    which raises the error about the sample as MXNet does."""
+    take = getattr(dataset, "_take_batch", None)
+    if take is None:
+        return None
+    indices = np.asarray(indices)
+    if indices.ndim != 1 or indices.size == 0 or indices.dtype.kind not in "iu":
+        return None
+    if indices.min() < 0 or indices.max() >= len(dataset):
+        return None  # the per-sample path raises the IndexError
+    try:
+        return take(indices.astype(np.int64, copy=False))
+    except (MXNetError, ValueError, TypeError):
+        return None
+
+
+def _take_rows(array, indices):
+    """Rows ``indices`` of one stored array, as the default batchify would stack its samples
+    (None for anything but NDArrays of rank >= 2 and NumPy arrays of numbers)."""
+    if isinstance(array, nd.NDArray):
+        if array.ndim < 2:
+            return None
+        rows = nd.from_numpy(indices, zero_copy=False).as_in_context(array.context)
+        return nd.take(array, rows, axis=0)
+    if isinstance(array, np.ndarray) and array.dtype.kind in "biuf":
+        return nd.from_numpy(array[indices], zero_copy=False)
+    return None
+
+
+def _columns(arrays, indices):
+    columns = [_take_rows(a, indices) for a in arrays]
+    if any(c is None for c in columns):
+        return None
+    return columns[0] if len(columns) == 1 else columns
+
 
 class SimpleDataset(Dataset):
     """Wraps any object with ``len`` and ``[]`` (a list, a NumPy array, ...)."""
@@ -95,6 +148,15 @@ class _LazyTransformDataset(Dataset):
             return self._fn(*item)
         return self._fn(item)
 
+    def _take_batch(self, indices):
+        apply = getattr(self._fn, "_apply_batch", None)
+        if apply is None:
+            return None
+        batch = take_batch(self._data, indices)
+        if batch is None:
+            return None
+        return apply(*batch) if isinstance(batch, list) else apply(batch)
+
 
 class _TransformFirstClosure:
     """Applies ``fn`` to the first of several arguments (a class, so that it pickles)."""
@@ -106,6 +168,13 @@ class _TransformFirstClosure:
         if args:
             return (self._fn(x),) + args
         return self._fn(x)
+
+    def _apply_batch(self, x, *args):
+        apply = getattr(self._fn, "_apply_batch", None)
+        out = None if apply is None else apply(x)
+        if out is None:
+            return None
+        return [out, *args] if args else out
 
 
 class _SampledDataset(Dataset):
@@ -119,6 +188,11 @@ class _SampledDataset(Dataset):
 
     def __getitem__(self, idx):
         return self._dataset[self._indices[idx]]
+
+    def _take_batch(self, indices):
+        if getattr(self, "_index_array", None) is None:
+            self._index_array = np.asarray(self._indices, dtype=np.int64)
+        return take_batch(self._dataset, self._index_array[indices])
 
 
 class ArrayDataset(Dataset):
@@ -145,6 +219,9 @@ class ArrayDataset(Dataset):
 
     def __len__(self):
         return self._length
+
+    def _take_batch(self, indices):
+        return _columns(self._data, indices)
 
 
 class RecordFileDataset(Dataset):
@@ -193,6 +270,11 @@ class _DownloadedDataset(Dataset):
 
     def __len__(self):
         return len(self._label)
+
+    def _take_batch(self, indices):
+        if self._transform is not None:
+            return None
+        return _columns([self._data, self._label], indices)
 
     def _get_data(self):
         raise NotImplementedError

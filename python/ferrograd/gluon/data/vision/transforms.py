@@ -2,7 +2,13 @@
 (uint8 or float), batches NHWC; ``ToTensor`` turns them into CHW/NCHW float32 in [0, 1].
 
 Geometry (resize, crop) runs in NumPy on the sample; random choices use Python's ``random``
-module as MXNet's ``mx.image`` helpers do."""
+module as MXNet's ``mx.image`` helpers do.
+
+Transforms that act on each sample alone, with the same shapes in and out (``Cast``,
+``ToTensor``, ``Normalize``, the random flips, and ``Compose`` of those), also have
+``_apply_batch``: the stacked result of the transform on each sample of an NHWC batch, in one
+operation. The DataLoader uses it for datasets of arrays (``dataset.take_batch``); the random
+flips draw one number per sample, in sample order."""
 
 import math
 import random
@@ -47,6 +53,14 @@ class Compose(Sequential):
             x = t(x)
         return x
 
+    def _apply_batch(self, x):
+        for t in self._order:
+            apply = getattr(t, "_apply_batch", None)
+            x = None if apply is None else apply(x)
+            if x is None:
+                return None
+        return x
+
 
 class _ImperativeTransform(HybridBlock):
     """A transform that MXNet makes a ``HybridBlock`` but that runs here in NumPy or with
@@ -84,6 +98,9 @@ class Cast(_ArrayTransform):
     def hybrid_forward(self, F, x):
         return F.cast(x, self._dtype)
 
+    def _apply_batch(self, x):
+        return nd.cast(x, self._dtype)
+
 
 class ToTensor(_ArrayTransform):
     """HWC (or NHWC) values in [0, 255] to CHW (NCHW) float32 in [0, 1] (``image.to_tensor``,
@@ -91,6 +108,9 @@ class ToTensor(_ArrayTransform):
 
     def hybrid_forward(self, F, x):
         return F.image.to_tensor(x)
+
+    def _apply_batch(self, x):
+        return nd.image.to_tensor(x) if x.ndim == 4 else None
 
 
 class Normalize(_ArrayTransform):
@@ -112,6 +132,12 @@ class Normalize(_ArrayTransform):
         if self._scalar and (F is not nd or x.ndim not in (3, 4)):
             return (x - self._kwargs["mean"]) / self._kwargs["std"]
         return F.image.normalize(x, **self._kwargs)
+
+    def _apply_batch(self, x):
+        sample_ndim = x.ndim - 1
+        if self._scalar and sample_ndim not in (3, 4):
+            return (x - self._kwargs["mean"]) / self._kwargs["std"]
+        return nd.image.normalize(x, **self._kwargs) if sample_ndim == 3 else None
 
 
 def _resize_np(img, width, height, interpolation):
@@ -260,17 +286,34 @@ class _RandomFlip(_ImperativeTransform):
             return getattr(nd.image, self._flip)(x)
         return x
 
+    _batch_axis = None  # the flipped axis of an NHWC batch
+
+    def _apply_batch(self, x):
+        if x.ndim != 4:
+            return None
+        chosen = np.fromiter((random.random() < 0.5 for _ in range(x.shape[0])), dtype=bool,
+                             count=x.shape[0])
+        if not chosen.any():
+            return x
+        # In NumPy: choosing between each image and its mirror is one pass there.
+        images = x.asnumpy()
+        flipped = np.where(chosen[:, None, None, None], np.flip(images, axis=self._batch_axis),
+                           images)
+        return nd.from_numpy(flipped, zero_copy=False).as_in_context(x.context)
+
 
 class RandomFlipLeftRight(_RandomFlip):
     """Mirrors the image horizontally with probability 0.5."""
 
     _flip = "flip_left_right"
+    _batch_axis = 2
 
 
 class RandomFlipTopBottom(_RandomFlip):
     """Flips the image vertically with probability 0.5."""
 
     _flip = "flip_top_bottom"
+    _batch_axis = 1
 
 
 _GRAY = np.array([0.299, 0.587, 0.114], dtype=np.float32)
