@@ -18,6 +18,10 @@ from .dataset import take_batch
 
 __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
 
+# Tasks queued per worker at a time (a worker computes no more than its credit allows; queued
+# tasks cost only their indices).
+TASK_GROUP = 16
+
 
 def default_batchify_fn(data):
     """Stacks a list of samples into a batch: NDArrays with ``nd.stack``, tuples element by
@@ -159,16 +163,25 @@ class _MultiWorkerIter:
             self._sent_idx += 1
 
     def _fill(self):
-        """Sends tasks to the workers until ``prefetch`` batches past the next are out."""
-        while self._sent_idx < self._rcvd_idx + 1 + self._prefetch:
+        """Once fewer than ``prefetch`` tasks past the next batch are queued, queues
+        ``TASK_GROUP`` more per worker, each worker's in one message. The workers' credit (see
+        ``_worker_pool``) keeps them within ``prefetch`` batches of what is read."""
+        if self._sent_idx >= self._rcvd_idx + 1 + self._prefetch:
+            return
+        workers = len(self._pool)
+        groups = [[] for _ in range(workers)]
+        end = self._rcvd_idx + 1 + self._prefetch + TASK_GROUP * workers
+        while self._sent_idx < end:
             indices = next(self._iter, None)
             if indices is None:
-                return
+                break
             # NumPy integers from a custom sampler pickle ~50x slower than Python ints.
             samples = [i.item() if isinstance(i, np.integer) else i for i in indices]
-            self._pool.submit(self._sent_idx % len(self._pool), (self._id, self._sent_idx),
-                              samples)
+            groups[self._sent_idx % workers].append(((self._id, self._sent_idx), samples))
             self._sent_idx += 1
+        for worker, tasks in enumerate(groups):
+            if tasks:
+                self._pool.submit(worker, tasks)
 
     def __next__(self):
         if self._threads:
@@ -186,8 +199,8 @@ class _MultiWorkerIter:
                 indices, self._first = self._first, None
                 batch = _load_batch(self._loader._dataset, indices, self._loader._batchify_fn)
             else:
-                batch = _shared_batch.receive(self._pool.receive(
-                    index % len(self._pool), (self._id, index), self._timeout))
+                batch = self._pool.receive(index % len(self._pool), (self._id, index),
+                                           self._timeout)
         except multiprocessing.TimeoutError:
             self.close()
             raise multiprocessing.TimeoutError(
@@ -283,9 +296,11 @@ class DataLoader:
         resource_tracker.ensure_running()
         worker_batchify = self._batchify_fn if self._user_batchify else None
         base_seed = int(np.random.randint(0, 2 ** 31 - 1))
+        # In flight: up to ``prefetch`` batches past the next one, shared among the workers.
+        ahead = -(-(self._prefetch + 1) // self._num_workers)
         self._worker_pool = _worker_pool.WorkerPool(
             self._num_workers, self._dataset,
-            functools.partial(_worker_batch, batchify_fn=worker_batchify), base_seed)
+            functools.partial(_worker_batch, batchify_fn=worker_batchify), base_seed, ahead)
 
     def __iter__(self):
         if self._num_workers == 0:
