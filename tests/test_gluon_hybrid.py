@@ -495,3 +495,37 @@ def test_recorded_calls_without_backward_reuse_one_executor():
     assert len(runs) == 2
     kept[0].backward()
     np.testing.assert_allclose(net.weight.grad().asnumpy(), [[1.0, 1.0], [1.0, 1.0]])
+
+
+def test_gradients_handed_out_stay_as_they_were_while_the_next_step_writes_anew():
+    # The executor writes each step's weight gradients straight into the Parameters' gradient
+    # arrays; a zero-copy NumPy export of last step's gradient holds that buffer, so the next
+    # step writes a new buffer, completely, and the export keeps the old values.
+    rng = np.random.RandomState(4)
+    nets = []
+    for hybrid in (True, False):
+        net = nn.HybridSequential()
+        net.add(nn.Dense(6, activation="relu", in_units=5), nn.Dense(3, in_units=6))
+        net.initialize(mx.init.Xavier(), force_reinit=True)
+        if hybrid:
+            net.hybridize(static_alloc=True, static_shape=True)
+        nets.append(net)
+    for p_hyb, p_imp in zip(nets[0].collect_params().values(),
+                            nets[1].collect_params().values(), strict=True):
+        p_imp.set_data(p_hyb.data())
+    exports, copies = None, None
+    for _ in range(3):
+        x = mx.nd.array(rng.randn(4, 5))
+        grads = []
+        for net in nets:
+            with autograd.record():
+                loss = (net(x) ** 2).sum()
+            loss.backward()
+            grads.append([p.grad() for p in net.collect_params().values()])
+        for g_hyb, g_imp in zip(*grads, strict=True):
+            np.testing.assert_allclose(g_hyb.asnumpy(), g_imp.asnumpy(), rtol=1e-5, atol=1e-6)
+        if exports is not None:
+            for view, copy in zip(exports, copies, strict=True):
+                np.testing.assert_array_equal(view, copy)
+        exports = [g.to_numpy() for g in grads[0]]
+        copies = [g.asnumpy() for g in grads[0]]

@@ -211,9 +211,13 @@ impl NDArray {
         f(buf, &self.layout)
     }
 
-    /// Typed contiguous write access for freshly allocated outputs.
+    /// Typed contiguous write access for op outputs: `f` overwrites every element of the
+    /// range. (So an output whose whole buffer a snapshot still holds gets a fresh buffer rather
+    /// than a copy of values about to be overwritten: an executor's gradient array handed to the
+    /// user last step, for instance.)
     pub(crate) fn write_out<T: DTypeElem, R>(&mut self, f: impl FnOnce(&mut [T]) -> R) -> Result<R> {
         let (dtype, range) = (self.dtype, self.layout.contiguous_range());
+        self.detach_for_overwrite();
         self.write(|buf, _| {
             let r = range.ok_or_else(|| Error::Runtime("internal: op output is not contiguous".into()))?;
             let s = buf.slice_mut::<T>().ok_or_else(|| {
@@ -221,6 +225,23 @@ impl NDArray {
             })?;
             Ok(f(&mut s[r]))
         })
+    }
+
+    /// Gives this storage a new buffer of the same size when its buffer is shared with a
+    /// snapshot and this array covers all of it, so that a complete overwrite does not first copy
+    /// the old values (what `Arc::make_mut` would do). Imported and exported memory keep their
+    /// copy-on-write rules.
+    fn detach_for_overwrite(&mut self) {
+        let Some(range) = self.layout.contiguous_range() else { return };
+        let mut guard = self.cell.buf.lock();
+        if Arc::strong_count(&guard) == 1 || self.is_exported() || guard.is_foreign() {
+            return;
+        }
+        if range.start != 0 || range.end != guard.len() || guard.dtype() != self.dtype {
+            return;
+        }
+        let fresh = with_dtype!(self.dtype, T => Buffer::from_vec(alloc_output::<T>(range.end)));
+        *guard = Arc::new(fresh);
     }
 
     /// Sets element `i` (row-major) of a contiguous float array, converting from `f64`.

@@ -14,7 +14,7 @@
 //! let p = LeakyReluParams::parse(&Attrs::new("LeakyReLU").with("slope", AttrValue::Float(0.1)))?;
 //! assert_eq!(p.slope, 0.1);
 //! let err = LeakyReluParams::parse(&Attrs::new("LeakyReLU").with("act_type", AttrValue::Str("nope".into())));
-//! assert!(err.unwrap_err().to_string().contains("one of elu, gelu, leaky, prelu, selu"));
+//! assert!(err.unwrap_err().to_string().contains("one of elu, gelu, leaky, prelu, rrelu, selu"));
 //! # Ok::<(), ferrograd::Error>(())
 //! ```
 
