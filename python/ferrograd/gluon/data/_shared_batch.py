@@ -42,13 +42,14 @@ class InlineArray:
         self.array, self.np_array = state
 
     def wrap(self):
-        return _wrap(self.array, self.np_array)
+        return wrap(self.array, self.np_array)
 
 
-def _wrap(array, np_array):
-    # The array is this process's alone (fresh from the pipe, or over a mapping nobody else
-    # holds): it is shared as is, without ``from_numpy``'s read-only lock and its bookkeeping.
-    out = _ferrograd._from_numpy(array, True)
+def wrap(array, np_array, zero_copy=True):
+    """Main side: an NDArray (``mx.np`` if ``np_array``) of a NumPy array only this process
+    holds (fresh from the pipe, or over a mapping nobody else has): shared as is, without
+    ``from_numpy``'s read-only lock and its bookkeeping, or copied with ``zero_copy=False``."""
+    out = _ferrograd._from_numpy(array, zero_copy)
     return out.as_np_ndarray() if np_array else out
 
 
@@ -111,7 +112,7 @@ def _attach(handle):
     dtype = np.dtype(handle.dtype)
     count = int(np.prod(handle.shape, dtype=np.int64))
     array = np.frombuffer(buf, dtype=dtype, count=count).reshape(handle.shape)
-    return _wrap(array, handle.np_array)
+    return wrap(array, handle.np_array)
 
 
 def release(handle):

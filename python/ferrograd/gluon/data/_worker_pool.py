@@ -264,6 +264,7 @@ class WorkerPool:
         ring, proc = self._rings[worker], self.processes[worker]
         deadline = time.monotonic() + timeout
         while not ring.ready(seq):
+            # Looked at again after the exit code: the worker may have answered, then exited.
             if proc.exitcode is not None and not ring.ready(seq):
                 raise WorkerDied(f"DataLoader: worker process {worker} (pid {proc.pid}) exited "
                                  f"unexpectedly with exit code {proc.exitcode}")
