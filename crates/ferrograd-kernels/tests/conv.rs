@@ -159,6 +159,16 @@ fn depthwise_conv_matches_reference_for_multipliers_strides_dilation_and_3d() {
     check(Case { inp: [5, 4, 6], k: [3, 2, 3], p: [1, 1, 0], s: [2, 1, 1], ..base }, 24);
     // A window that never meets the input along one axis for some outputs (padding > kernel reach).
     check(Case { inp: [1, 2, 2], k: [1, 1, 1], p: [0, 2, 2], ..base }, 25);
+    // Stride 2 on even widths, no padding, rows narrower than the stride, stride 3 with 1-D.
+    check(Case { inp: [1, 8, 10], s: [1, 2, 2], p: ZERO, ..base }, 26);
+    check(Case { inp: [1, 5, 1], s: [1, 2, 2], ..base }, 27);
+    check(Case { inp: [1, 1, 13], k: [1, 1, 5], s: [1, 1, 3], p: [0, 0, 2], ..base }, 28);
+    // Large enough to run in parallel (the thread-count comparison then means something), on
+    // MobileNet-like maps: 28×28 at stride 1 and 2, 4×4 with many channels.
+    let wide = Case { n: 4, c: 48, f: 48, groups: 48, inp: [1, 28, 28], ..base };
+    check(wide, 29);
+    check(Case { s: [1, 2, 2], ..wide }, 30);
+    check(Case { n: 8, c: 96, f: 96, groups: 96, inp: [1, 4, 4], ..wide }, 31);
 }
 
 #[test]
