@@ -184,43 +184,36 @@ fn disjoint<T>(buf: &mut [T], a: std::ops::Range<usize>, b: std::ops::Range<usiz
 const BLOCK: usize = 32;
 
 simd_dispatch! {
-    /// `acc[i] += Σ_t w[t.0] · grid[t.1 + i]` for every `i`, taps in order.
+    /// `acc[i] += Σ_t w[t.0] · grid[t.1 + i]` for every `i`, taps in order; `acc` comes in whole
+    /// blocks.
     pub fn shifted_sum<T>(acc: &mut [T], grid: &[T], taps: &[(usize, usize)], w: &[T])
     where { T: Element + AddAssign + Mul<Output = T> }
     {
-        let n = acc.len();
-        let full = n - n % BLOCK;
-        for start in (0..full).step_by(BLOCK) {
-            let mut a = [T::zero(); BLOCK];
-            a.copy_from_slice(&acc[start..start + BLOCK]);
+        debug_assert_eq!(acc.len() % BLOCK, 0);
+        for (block, out) in acc.chunks_exact_mut(BLOCK).enumerate() {
+            let (start, mut a) = (block * BLOCK, [T::zero(); BLOCK]);
+            a.copy_from_slice(out);
             for &(wi, off) in taps {
                 let (wv, src) = (w[wi], &grid[off + start..off + start + BLOCK]);
                 for i in 0..BLOCK {
                     a[i] += wv * src[i];
                 }
             }
-            acc[start..start + BLOCK].copy_from_slice(&a);
-        }
-        for &(wi, off) in taps {
-            let wv = w[wi];
-            acc[full..].iter_mut().zip(&grid[off + full..off + n]).for_each(|(d, &v)| *d += wv * v);
+            out.copy_from_slice(&a);
         }
     }
 }
 
 simd_dispatch! {
     /// `acc[t] += Σ_i dy[i] · grid[taps[t].1 + i]`: each sum in [`BLOCK`] lanes of `T`,
-    /// combined in a fixed order, then added in f64.
+    /// combined in a fixed order, then added in f64; `dy` comes in whole blocks.
     pub fn shifted_dots<T>(dy: &[T], grid: &[T], taps: &[(usize, usize)], acc: &mut [f64])
     where { T: Element + AddAssign + Mul<Output = T> }
     {
-        let n = dy.len();
-        let full = n - n % BLOCK;
+        debug_assert_eq!(dy.len() % BLOCK, 0);
         for (&(_, off), out) in taps.iter().zip(acc.iter_mut()) {
             let mut lanes = [T::zero(); BLOCK];
-            let src = &grid[off..off + n];
-            for start in (0..full).step_by(BLOCK) {
-                let (a, b) = (&dy[start..start + BLOCK], &src[start..start + BLOCK]);
+            for (a, b) in dy.chunks_exact(BLOCK).zip(grid[off..off + dy.len()].chunks_exact(BLOCK)) {
                 for i in 0..BLOCK {
                     lanes[i] += a[i] * b[i];
                 }
@@ -233,8 +226,7 @@ simd_dispatch! {
                 }
                 width /= 2;
             }
-            let tail = dy[full..].iter().zip(&src[full..]).fold(lanes[0].to_f64(), |s, (&a, &b)| s + (a * b).to_f64());
-            *out += tail;
+            *out += lanes[0].to_f64();
         }
     }
 }
