@@ -1,5 +1,7 @@
 """Shared pytest fixtures and helpers for the ferrograd test suite."""
 
+import json
+
 import ferrograd as mx
 import numpy as np
 import pytest
@@ -43,3 +45,16 @@ def raises(builtin, fn, *args, match=None, **kwargs):
                 assert m in str(e), f"{m!r} not in {str(e)!r}"
         return e
     raise AssertionError(f"{getattr(fn, '__name__', fn)} did not raise")
+
+
+def profiled_ops(fn):
+    """Runs ``fn`` under ``mx.profiler`` and returns its operator call counts by op name."""
+    mx.profiler.set_state("stop")
+    mx.profiler.dumps(reset=True)
+    mx.profiler.set_state("run")
+    try:
+        fn()
+    finally:
+        mx.profiler.set_state("stop")
+    ops = json.loads(mx.profiler.dumps(reset=True, format="json"))["Time"]["operator"]
+    return {op: r["Count"] for op, r in ops.items()}

@@ -61,6 +61,33 @@ def test_out_weight_and_inplace_path_agree(case):
         np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
 
 
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c not in ("lamb1", "lamb1_nobias", "adamw_skip")]
+)
+def test_out_weight_writes_in_place_as_a_separate_out_would(case):
+    """``op(w, ..., out=w)`` updates the weight in one pass (no result array): the same bits, and
+    the same state updates, as writing the result into a separate ``out`` array."""
+    op, params, ins = _case(case)
+    inplace = [mx.nd.array(a) for a in ins]
+    returned = _op(op)(*inplace, out=inplace[0], **params)
+    assert returned is inplace[0]
+    apart = [mx.nd.array(a) for a in ins]
+    target = mx.nd.zeros(apart[0].shape, dtype=apart[0].dtype)
+    _op(op)(*apart, out=target, **params)
+    np.testing.assert_array_equal(inplace[0].asnumpy(), target.asnumpy())
+    for a, b in zip(inplace[1:], apart[1:], strict=True):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+def test_out_weight_on_a_view_updates_only_that_view():
+    table = mx.nd.array(np.arange(12.0).reshape(3, 4))
+    row = table[1]
+    mx.nd.sgd_update(row, mx.nd.ones((4,)), lr=0.5, wd=0.1, out=row)
+    want = np.arange(12.0).reshape(3, 4)
+    want[1] = want[1] - 0.5 * (1.0 + 0.1 * want[1])
+    np.testing.assert_allclose(table.asnumpy(), want, rtol=1e-6)
+
+
 def _sgd_mom_ref(w, g, m, lr, momentum, wd, rescale, clip):
     g = g * rescale
     if clip >= 0:

@@ -6,7 +6,7 @@
 use crate::errors::IntoPyResult;
 use ferrograd::ops::params::OpDef;
 use ferrograd::ops::{self, registry, AttrValue, Attrs};
-use ferrograd::{Error, Tracked};
+use ferrograd::{Error, NDArray, Tracked};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySlice, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
@@ -175,8 +175,20 @@ impl OpFunc {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let (xs, attrs, out) = self.sort_args(py, args, kwargs)?;
-        let ctx = input_context(py, args, kwargs);
         let def = self.def;
+        if let Some(o) = &out {
+            if self.updates_its_weight(py, &xs, o) {
+                let work = xs.iter().map(|x| x.size()).sum();
+                enter(py, is_heavy(work), || {
+                    let arrays: Vec<NDArray> = xs.iter().map(|x| x.array().clone()).collect();
+                    ops::optim::update_in_place(def.name, &attrs, &arrays, |i| {
+                        ferrograd::autograd::check_inplace(&xs[i], None)
+                    })
+                })?;
+                return Ok(o.clone_ref(py));
+            }
+        }
+        let ctx = input_context(py, args, kwargs);
         let work = xs.iter().map(|x| x.size()).max().unwrap_or(0);
         let outs = enter(py, is_heavy(work), move || {
             let op = registry::build(def, &attrs)?;
@@ -229,6 +241,19 @@ impl OpFunc {
 
     fn __repr__(&self) -> String {
         format!("<ferrograd op {}>", self.def.name)
+    }
+}
+
+impl OpFunc {
+    /// Whether this call is a fused optimizer update whose `out=` is its weight itself
+    /// (`sgd_update(w, g, out=w)`, as MXNet's optimizers call it): it then writes the weight in
+    /// one pass, with the same values as computing a result and copying it into `out`.
+    fn updates_its_weight(&self, py: Python<'_>, xs: &[Tracked], out: &Py<PyAny>) -> bool {
+        let (Some(w), Ok(o)) = (xs.first(), out.bind(py).cast::<PyNDArray>()) else { return false };
+        let Ok(o) = o.get().tracked() else { return false };
+        ops::optim::is_single_update(self.def.name)
+            && o.array().shares_storage(w.array())
+            && o.array().layout() == w.array().layout()
     }
 }
 

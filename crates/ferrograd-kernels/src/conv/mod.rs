@@ -3,6 +3,7 @@
 //! Every spatial problem is normalised to three spatial axes (1-D and 2-D problems get leading
 //! axes of size 1), so one im2col/col2im pair and one pooling loop serve 1-D, 2-D and 3-D.
 
+mod affine;
 mod channels_last;
 mod cols;
 mod convolution;
@@ -11,11 +12,15 @@ mod gathered;
 mod pool;
 mod stats;
 
+pub use affine::{
+    channel_affine, channel_affine2, channel_affine2_masked, channel_affine_act, channel_dot_masked, Affine, AffineAct,
+    GradAffine,
+};
 pub use convolution::{conv_backward, conv_forward, conv_forward_then, ConvScratch, ConvShape};
 #[doc(hidden)]
 pub use gathered::set_enabled as set_gathered_columns;
 pub use pool::{pool_forward, pool_linear_backward, pool_max_backward, pool_max_gather, PoolFloat, PoolKind};
-pub use stats::{channel_affine, channel_affine2, channel_dot, norm_stats};
+pub use stats::{channel_dot, norm_stats};
 
 /// Spatial geometry of one convolution or pooling window problem (three spatial axes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,6 @@
 //! Normalisation statistics and per-channel affine maps (BatchNorm, LayerNorm, InstanceNorm),
 //! accumulated in f64.
 
-use super::PoolFloat;
 use crate::element::Element;
 use crate::par::{self, Cost};
 use crate::simd_dispatch;
@@ -18,17 +17,17 @@ pub struct Segments {
 
 impl Segments {
     /// Channel `m` of the `(outer, mid, inner)` view.
-    fn channel(m: usize, outer: usize, mid: usize, inner: usize) -> Self {
+    pub(super) fn channel(m: usize, outer: usize, mid: usize, inner: usize) -> Self {
         Segments { start: m * inner, count: outer, stride: mid * inner, len: inner }
     }
-    fn run<'a, T>(&self, x: &'a [T], o: usize) -> &'a [T] {
+    pub(super) fn run<'a, T>(&self, x: &'a [T], o: usize) -> &'a [T] {
         &x[self.start + o * self.stride..][..self.len]
     }
 }
 
 /// Lanes the channel sums keep across runs: short runs (the 4×4 and 8×8 planes of small
 /// networks) would otherwise pay a fold of the lanes each.
-const LANES: usize = 16;
+pub(super) const LANES: usize = 16;
 
 simd_dispatch! {
     /// `Σ (x - center)` (or `Σ (x - center)²` when `square`) in f64 over a channel's runs.
@@ -126,65 +125,9 @@ pub fn norm_stats<T: Element>(x: &[T], outer: usize, mid: usize, inner: usize, p
     }
 }
 
-/// `y = (x - μ)·a + b` with `μ`, `a`, `b` given per `mid` index of the `(outer, mid, inner)` view
-/// (BatchNorm's per-channel affine, inverse std and gamma folded into `a`). Centring before scaling
-/// keeps float32 precise when a channel's spread is small beside its mean (`x·a - μ·a` would cancel).
-pub fn channel_affine<T: PoolFloat + std::ops::Sub<Output = T>>(
-    x: &[T],
-    inner: usize,
-    mid: usize,
-    (mu, a, b): (&[T], &[T], &[T]),
-    y: &mut [T],
-) {
-    let inner = inner.max(1);
-    par::for_each_chunk(y, Cost::Light, |start, ys| {
-        let mut i = 0;
-        while i < ys.len() {
-            let pos = start + i;
-            let m = (pos / inner) % mid.max(1);
-            let run = (inner - pos % inner).min(ys.len() - i);
-            let (mv, av, bv) = (mu[m], a[m], b[m]);
-            for (yv, &xv) in ys[i..i + run].iter_mut().zip(&x[pos..pos + run]) {
-                *yv = (xv - mv) * av + bv;
-            }
-            i += run;
-        }
-    });
-}
-
 /// Per-`mid` sums `(Σ u, Σ u·v)` over the `(outer, mid, inner)` view (f64 accumulation).
 pub fn channel_dot<T: Element>(u: &[T], v: &[T], outer: usize, mid: usize, inner: usize) -> Vec<(f64, f64)> {
     par::map_tasks(mid, 2 * outer * mid * inner, Cost::Read, |m| {
         channel_sum_dot(u, v, Segments::channel(m, outer, mid, inner))
     })
-}
-
-/// `y = u·a + (v - μ)·k + c` with per-`mid` coefficients of the `(outer, mid, inner)` view.
-/// Centring `v` before scaling keeps float32 precise when `v`'s spread is small beside its mean
-/// (BatchNorm's gradient; `v·k - μ·k` would cancel).
-#[allow(clippy::too_many_arguments)]
-pub fn channel_affine2<T: PoolFloat + std::ops::Sub<Output = T>>(
-    u: &[T],
-    v: &[T],
-    inner: usize,
-    mid: usize,
-    a: &[T],
-    (mu, k): (&[T], &[T]),
-    c: &[T],
-    y: &mut [T],
-) {
-    let inner = inner.max(1);
-    par::for_each_chunk(y, Cost::Light, |start, ys| {
-        let mut i = 0;
-        while i < ys.len() {
-            let pos = start + i;
-            let m = (pos / inner) % mid.max(1);
-            let run = (inner - pos % inner).min(ys.len() - i);
-            let (av, mv, kv, cv) = (a[m], mu[m], k[m], c[m]);
-            for ((yv, &uv), &vv) in ys[i..i + run].iter_mut().zip(&u[pos..pos + run]).zip(&v[pos..pos + run]) {
-                *yv = uv * av + (vv - mv) * kv + cv;
-            }
-            i += run;
-        }
-    });
 }

@@ -1,4 +1,10 @@
-//! Inference fusion: `Convolution → BatchNorm [→ relu | clip]` as one step when not training.
+//! Fusion of the executor's schedule.
+//!
+//! Training: `BatchNorm → relu | clip` whose BatchNorm output nobody else reads becomes one
+//! forward step (`_fused_BatchNorm_relu`/`_clip`, see `ops::conv::bn_act`) before the backward
+//! steps are derived, so its gradient is one fused step too ([`fuse_training`]).
+//!
+//! Inference: `Convolution → BatchNorm [→ relu | clip]` as one step when not training.
 //!
 //! A chain qualifies when its steps are consecutive in the schedule, the convolution's output is
 //! read only by the BatchNorm, the BatchNorm's statistics outputs by nobody, and (with an
@@ -12,6 +18,10 @@
 use super::plan::StepIo;
 use super::Step;
 use crate::ndarray::NDArray;
+use std::sync::Arc;
+
+use crate::ndarray::Meta;
+use crate::ops::conv::bn_act::BatchNormAct;
 use crate::ops::conv::fused::{ConvBnAct, FusedAct};
 
 /// One fusable chain.
@@ -98,4 +108,55 @@ fn chain_at(steps: &[Step], s: usize, n_forward: usize, readers: &[usize]) -> Op
         }
     };
     Some(Chain { first: s, last, op: op?, conv_inputs: conv.io.inputs.clone(), bn_params: bn_in[1..].to_vec(), output })
+}
+
+/// Whether binding fuses `BatchNorm → relu | clip` for training (on unless
+/// `FERROGRAD_TRAINING_FUSION=0`).
+pub(super) fn training_fusion_enabled() -> bool {
+    std::env::var_os("FERROGRAD_TRAINING_FUSION").is_none_or(|v| v != "0")
+}
+
+/// Rewrites the forward `steps` so that each `BatchNorm → relu | clip` pair a gradient flows
+/// through (`needs` of BatchNorm's output) is one fused step at BatchNorm's place, when the
+/// activation is the only reader of BatchNorm's output and that output is not a head. The fused
+/// step writes the activation's output, BatchNorm's statistics and a new per-channel `scale`
+/// value (appended to `metas` and `needs`); BatchNorm's own output is then never written.
+pub(super) fn fuse_training(steps: &mut Vec<Step>, metas: &mut Vec<Meta>, needs: &mut Vec<bool>, heads: &[u32]) {
+    let mut readers = vec![0usize; metas.len()];
+    steps.iter().flat_map(|st| &st.io.inputs).for_each(|&v| readers[v as usize] += 1);
+    heads.iter().for_each(|&v| readers[v as usize] += 1);
+    let mut removed = vec![false; steps.len()];
+    for s in 0..steps.len() {
+        let (bn, outs) = (&steps[s], &steps[s].io.outputs);
+        if bn.op.name() != "BatchNorm" || outs.len() != 5 || !needs[outs[0] as usize] {
+            continue;
+        }
+        let y = outs[0];
+        if readers[y as usize] != 1 {
+            continue;
+        }
+        let Some(t) = (s + 1..steps.len()).find(|&t| steps[t].io.inputs.contains(&y)) else { continue };
+        let act = &steps[t];
+        if act.io.inputs != [y] || act.io.outputs.len() != 1 {
+            continue;
+        }
+        let Some(op) = BatchNormAct::recognise(bn.op.as_ref(), act.op.as_ref()) else { continue };
+        let scale = metas.len() as u32;
+        metas.push(metas[outs[1] as usize].clone());
+        needs.push(true);
+        let mut outputs = outs.clone();
+        outputs[0] = act.io.outputs[0];
+        outputs.push(scale);
+        let mut labels = bn.labels.clone();
+        if let (Some(first), Some(act_label)) = (labels.first_mut(), act.labels.first()) {
+            first.clone_from(act_label);
+        }
+        let fused = &mut steps[s];
+        fused.op = Arc::new(op);
+        fused.io.outputs = outputs;
+        fused.labels = labels;
+        removed[t] = true;
+    }
+    let mut keep = removed.iter().map(|r| !r);
+    steps.retain(|_| keep.next().unwrap_or(true));
 }

@@ -162,7 +162,6 @@ impl Executor {
             let labels = (0..op.num_visible_outputs()).map(|j| output_name(op, &n.name, j)).collect();
             steps.push(Step { op: op.clone(), name: n.name.clone(), labels, io: StepIo { inputs, outputs } });
         }
-        let n_forward = steps.len();
         let head_vals: Vec<u32> = sym.outputs.iter().map(|o| first_val[&key(&o.node)] + o.index as u32).collect();
         let loss_heads: Vec<bool> =
             sym.outputs.iter().map(|o| o.node.op.as_ref().is_some_and(|op| op.is_loss())).collect();
@@ -178,6 +177,10 @@ impl Executor {
                 st.io.outputs.iter().for_each(|&o| needs[o as usize] = true);
             }
         }
+        if fusion::training_fusion_enabled() {
+            fusion::fuse_training(&mut steps, &mut metas, &mut needs, &head_vals);
+        }
+        let n_forward = steps.len();
         let mut head_grad_vals = vec![None; head_vals.len()];
         let mut grads: HashMap<u32, Val> = HashMap::new();
         let mut backward_updates = Vec::new();

@@ -7,7 +7,8 @@
 //! the separate ops use, in the same element type, so the fused output is bitwise the unfused
 //! one. The executor decides where the chain may run fused (see `executor::fusion`).
 
-use ferrograd_kernels::conv::conv_forward_then;
+use ferrograd_kernels::conv::{conv_forward_then, AffineAct};
+use ferrograd_kernels::Element;
 
 use super::convolution::{ConvParams, ConvolutionParams};
 use super::norm::BatchNormParams;
@@ -23,8 +24,33 @@ pub enum FusedAct {
     None,
     /// `Activation(act_type='relu')`: `x` where `x > 0` or NaN, else 0.
     Relu,
-    /// `clip(a_min, a_max)`.
+    /// `clip(a_min, a_max)`, the bounds as clip applies them (float32 parameters).
     Clip(f64, f64),
+}
+
+impl FusedAct {
+    /// The kernels' form of the map for element type `T`.
+    pub fn affine<T: Element>(self) -> AffineAct<T> {
+        match self {
+            FusedAct::None => AffineAct::Identity,
+            FusedAct::Relu => AffineAct::Relu,
+            FusedAct::Clip(lo, hi) => AffineAct::Clip(T::from_f64(lo), T::from_f64(hi)),
+        }
+    }
+
+    /// The map of an activation op that may follow BatchNorm (`Activation(act_type='relu')` or
+    /// `clip`), or `None`.
+    pub fn of(op: &dyn Op) -> Option<FusedAct> {
+        let a = attrs_of(op);
+        match op.name() {
+            "Activation" if a.str_or("act_type", "").ok()? == "relu" => Some(FusedAct::Relu),
+            // MXNet's clip bounds are float32 parameters (see `Clip::bounds`).
+            "clip" => {
+                Some(FusedAct::Clip(a.f64_req("a_min").ok()? as f32 as f64, a.f64_req("a_max").ok()? as f32 as f64))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A recognised `Convolution → BatchNorm → FusedAct` chain.
@@ -37,7 +63,7 @@ pub struct ConvBnAct {
 }
 
 /// An op's declared attributes read back as MXNet strings.
-fn attrs_of(op: &dyn Op) -> Attrs {
+pub(super) fn attrs_of(op: &dyn Op) -> Attrs {
     let mut a = Attrs::new(op.name());
     for (k, v) in op.attrs() {
         a = a.with(k, AttrValue::Str(v));
@@ -59,14 +85,7 @@ impl ConvBnAct {
         }
         let act = match act {
             None => FusedAct::None,
-            Some(op) => {
-                let a = attrs_of(op);
-                match op.name() {
-                    "Activation" if a.str_or("act_type", "").ok()? == "relu" => FusedAct::Relu,
-                    "clip" => FusedAct::Clip(a.f64_req("a_min").ok()?, a.f64_req("a_max").ok()?),
-                    _ => return None,
-                }
-            }
+            Some(op) => FusedAct::of(op)?,
         };
         Some(ConvBnAct { conv, eps: bnp.eps, fix_gamma: bnp.fix_gamma, act })
     }

@@ -4,6 +4,7 @@
 //! arguments or MXNet strings, their validation, the mapping of 1-D/2-D/3-D problems onto the
 //! kernels' three-axis [`Geom`], and contiguous typed access to input buffers.
 
+pub mod bn_act;
 pub mod convolution;
 pub mod fused;
 pub mod group_norm;

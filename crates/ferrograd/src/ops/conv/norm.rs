@@ -12,7 +12,12 @@ use std::sync::Arc;
 
 use std::collections::HashMap;
 
-use ferrograd_kernels::conv::{channel_affine, channel_affine2, channel_dot, norm_stats};
+use ferrograd_kernels::conv::{
+    channel_affine2_masked, channel_affine_act, channel_dot, channel_dot_masked, norm_stats, Affine, AffineAct,
+    GradAffine,
+};
+
+use super::fused::FusedAct;
 
 use super::{check_float, Contig};
 use crate::error::{fmt_shape, Error, Result};
@@ -156,6 +161,52 @@ impl BatchNorm {
     }
 }
 
+impl BatchNorm {
+    /// The forward with `act` applied to the normalised output in the same pass. A sixth output,
+    /// when given, receives the per-channel scale the affine used (`gamma/sqrt(var + eps)` in the
+    /// data's type), from which a fused backward recomputes the pre-activation exactly.
+    pub(crate) fn forward_act(
+        &self,
+        ctx: &Ctx,
+        inputs: &[NDArray],
+        outputs: &mut [NDArray],
+        act: FusedAct,
+    ) -> Result<()> {
+        let (_, outer, c, inner) = self.dims(inputs[0].shape())?;
+        let train = ctx.is_train && !self.use_global_stats;
+        let x = Contig::new(&inputs[0]);
+        let dt = inputs[0].dtype();
+        let (gamma, beta) = (inputs[1].to_f64_vec(), inputs[2].to_f64_vec());
+        let stats: Vec<(f64, f64)> = if train {
+            float_kernel!(self.name(), dt, T => Ok(norm_stats::<T>(x.get(), outer, c, inner, true)))?
+        } else {
+            inputs[3].to_f64_vec().into_iter().zip(inputs[4].to_f64_vec()).collect()
+        };
+        let a: Vec<f64> = stats
+            .iter()
+            .zip(&gamma)
+            .map(|(&(_, v), &gm)| if self.fix_gamma { 1.0 } else { gm } / (v + self.eps).sqrt())
+            .collect();
+        let means: Vec<f64> = stats.iter().map(|s| s.0).collect();
+        let vars: Vec<f64> = stats.iter().map(|s| s.1).collect();
+        float_kernel!(self.name(), dt, T => {
+            let cast = |v: &[f64]| -> Vec<T> { v.iter().map(|&e| e as T).collect() };
+            let (mv, av, bv) = (cast(&means), cast(&a), cast(&beta));
+            let f = Affine { mu: &mv, a: &av, b: &bv };
+            outputs[0].write_out::<T, _>(|y| channel_affine_act(x.get(), inner, c, f, act.affine::<T>(), y))?;
+            if let Some(scale) = outputs.get_mut(5) {
+                scale.write_out::<T, _>(|o| o.copy_from_slice(&av))?;
+            }
+            write_vec::<T>(&mut outputs[1], &means)?;
+            let inv_std: Vec<f64> = vars.iter().map(|&v| 1.0 / (v + self.eps).sqrt()).collect();
+            write_vec::<T>(&mut outputs[2], &inv_std)?;
+            write_vec::<T>(&mut outputs[3], &[if train { 1.0 } else { 0.0 }])?;
+            write_vec::<T>(&mut outputs[4], &vars)?;
+            Ok(())
+        })
+    }
+}
+
 impl Op for BatchNorm {
     fn name(&self) -> &'static str {
         "BatchNorm"
@@ -211,34 +262,7 @@ impl Op for BatchNorm {
         Ok(vec![Meta::new(&inputs[0].shape, dt), stat.clone(), stat.clone(), Meta::new(&[1], dt), stat])
     }
     fn forward(&self, ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let (_, outer, c, inner) = self.dims(inputs[0].shape())?;
-        let train = ctx.is_train && !self.use_global_stats;
-        let x = Contig::new(&inputs[0]);
-        let dt = inputs[0].dtype();
-        let (gamma, beta) = (inputs[1].to_f64_vec(), inputs[2].to_f64_vec());
-        let stats: Vec<(f64, f64)> = if train {
-            float_kernel!(self.name(), dt, T => Ok(norm_stats::<T>(x.get(), outer, c, inner, true)))?
-        } else {
-            inputs[3].to_f64_vec().into_iter().zip(inputs[4].to_f64_vec()).collect()
-        };
-        let a: Vec<f64> = stats
-            .iter()
-            .zip(&gamma)
-            .map(|(&(_, v), &gm)| if self.fix_gamma { 1.0 } else { gm } / (v + self.eps).sqrt())
-            .collect();
-        let means: Vec<f64> = stats.iter().map(|s| s.0).collect();
-        let vars: Vec<f64> = stats.iter().map(|s| s.1).collect();
-        float_kernel!(self.name(), dt, T => {
-            let cast = |v: &[f64]| -> Vec<T> { v.iter().map(|&e| e as T).collect() };
-            let (mv, av, bv) = (cast(&means), cast(&a), cast(&beta));
-            outputs[0].write_out::<T, _>(|y| channel_affine(x.get(), inner, c, (&mv, &av, &bv), y))?;
-            write_vec::<T>(&mut outputs[1], &means)?;
-            let inv_std: Vec<f64> = vars.iter().map(|&v| 1.0 / (v + self.eps).sqrt()).collect();
-            write_vec::<T>(&mut outputs[2], &inv_std)?;
-            write_vec::<T>(&mut outputs[3], &[if train { 1.0 } else { 0.0 }])?;
-            write_vec::<T>(&mut outputs[4], &vars)?;
-            Ok(())
-        })
+        self.forward_act(ctx, inputs, outputs, FusedAct::None)
     }
     fn saves(&self) -> Saves {
         Saves::InputsAndOutputs
@@ -412,6 +436,71 @@ pub struct BatchNormBackward {
 
 const BN_BW_ARGS: &[&str] = &["ograd", "data", "gamma", "mean", "var", "flag", "mean_ograd", "var_ograd"];
 
+impl BatchNormBackward {
+    /// The forward op whose gradient this is (its axis and shape checks).
+    fn batch_norm(&self) -> BatchNorm {
+        BatchNorm {
+            eps: self.eps,
+            momentum: 0.9,
+            fix_gamma: self.fix_gamma,
+            use_global_stats: false,
+            output_mean_var: false,
+            axis: self.axis,
+        }
+    }
+
+    /// The gradient through BatchNorm of `act(BatchNorm(x))` when `act` is not `None`: `ograd` is
+    /// then the activation's head gradient, and inputs 8 and 9 are the forward's per-channel scale
+    /// and beta, from which each pass recomputes the pre-activation (the same bits the forward
+    /// made) for the activation's gradient mask.
+    pub(crate) fn backward_act(&self, inputs: &[NDArray], outputs: &mut [NDArray], act: FusedAct) -> Result<()> {
+        let bn = self.batch_norm();
+        let (_, outer, c, inner) = bn.dims(inputs[1].shape())?;
+        let (gy, x) = (Contig::new(&inputs[0]), Contig::new(&inputs[1]));
+        let v = |k: usize| inputs[k].to_f64_vec();
+        let (gamma, mean, var, gm, gv) = (v(2), v(3), v(4), v(6), v(7));
+        let t = v(5).first().copied().unwrap_or(0.0);
+        let m = (outer * inner).max(1) as f64;
+        let dt = inputs[1].dtype();
+        float_kernel!(self.name(), dt, T => {
+            let mu: Vec<T> = mean.iter().map(|&v| v as T).collect();
+            // The forward's affine, when an activation's mask is recomputed from it.
+            let (scale, beta): (Vec<T>, Vec<T>) = match act {
+                FusedAct::None => (Vec::new(), Vec::new()),
+                _ => (Contig::new(&inputs[8]).get::<T>().to_vec(), Contig::new(&inputs[9]).get::<T>().to_vec()),
+            };
+            let fw = Affine { mu: &mu, a: &scale, b: &beta };
+            let act = act.affine::<T>();
+            // S1 = Σ gy and Σ gy·x per channel; Σ gy·x̂ = istd·(Σ gy·x - μ·S1).
+            let sums = match act {
+                AffineAct::Identity => channel_dot::<T>(gy.get(), x.get(), outer, c, inner),
+                _ => channel_dot_masked::<T>(gy.get(), x.get(), (outer, c, inner), fw, act),
+            };
+            let (mut a, mut k, mut cc, mut dg, mut db) = (vec![], vec![], vec![], vec![], vec![]);
+            for ch in 0..c {
+                let istd = 1.0 / (var[ch] + self.eps).sqrt();
+                let gmv = if self.fix_gamma { 1.0 } else { gamma[ch] };
+                let (s1, sx) = sums[ch];
+                let s2 = istd * (sx - mean[ch] * s1);
+                let av = istd * gmv;
+                let kv = -av * t * s2 * istd / m + 2.0 * t * gv[ch] / m;
+                // dx = a·gy + k·(x - μ) + c: centred, see channel_affine2
+                let cv = t * gm[ch] / m - av * t * s1 / m;
+                a.push(av as T);
+                k.push(kv as T);
+                cc.push(cv as T);
+                dg.push(if self.fix_gamma { 0.0 } else { s2 });
+                db.push(s1);
+            }
+            let bw = GradAffine { a: &a, mu: &mu, k: &k, c: &cc };
+            outputs[0].write_out::<T, _>(|dx| channel_affine2_masked(gy.get(), x.get(), (inner, c), fw, bw, act, dx))?;
+            write_vec::<T>(&mut outputs[1], &dg)?;
+            write_vec::<T>(&mut outputs[2], &db)?;
+            Ok(())
+        })
+    }
+}
+
 impl Op for BatchNormBackward {
     fn name(&self) -> &'static str {
         "_backward_BatchNorm"
@@ -432,14 +521,7 @@ impl Op for BatchNormBackward {
     }
     fn infer(&self, inputs: &[Meta]) -> Result<Vec<Meta>> {
         let dt = check_float(self.name(), BN_BW_ARGS, inputs)?;
-        let bn = BatchNorm {
-            eps: self.eps,
-            momentum: 0.9,
-            fix_gamma: self.fix_gamma,
-            use_global_stats: false,
-            output_mean_var: false,
-            axis: self.axis,
-        };
+        let bn = self.batch_norm();
         let x = &inputs[1].shape;
         let (_, _, c, _) = bn.dims(x)?;
         if inputs[0].shape != *x {
@@ -457,46 +539,7 @@ impl Op for BatchNormBackward {
         Ok(vec![Meta::new(x, dt), Meta::new(&[c], dt), Meta::new(&[c], dt)])
     }
     fn forward(&self, _ctx: &Ctx, inputs: &[NDArray], outputs: &mut [NDArray]) -> Result<()> {
-        let bn = BatchNorm {
-            eps: self.eps,
-            momentum: 0.9,
-            fix_gamma: self.fix_gamma,
-            use_global_stats: false,
-            output_mean_var: false,
-            axis: self.axis,
-        };
-        let (_, outer, c, inner) = bn.dims(inputs[1].shape())?;
-        let (gy, x) = (Contig::new(&inputs[0]), Contig::new(&inputs[1]));
-        let v = |k: usize| inputs[k].to_f64_vec();
-        let (gamma, mean, var, gm, gv) = (v(2), v(3), v(4), v(6), v(7));
-        let t = v(5).first().copied().unwrap_or(0.0);
-        let m = (outer * inner).max(1) as f64;
-        let dt = inputs[1].dtype();
-        float_kernel!(self.name(), dt, T => {
-            // S1 = Σ gy and Σ gy·x per channel; Σ gy·x̂ = istd·(Σ gy·x - μ·S1).
-            let sums = channel_dot::<T>(gy.get(), x.get(), outer, c, inner);
-            let (mut a, mut k, mut cc, mut dg, mut db) = (vec![], vec![], vec![], vec![], vec![]);
-            let mu: Vec<T> = mean.iter().map(|&v| v as T).collect();
-            for ch in 0..c {
-                let istd = 1.0 / (var[ch] + self.eps).sqrt();
-                let gmv = if self.fix_gamma { 1.0 } else { gamma[ch] };
-                let (s1, sx) = sums[ch];
-                let s2 = istd * (sx - mean[ch] * s1);
-                let av = istd * gmv;
-                let kv = -av * t * s2 * istd / m + 2.0 * t * gv[ch] / m;
-                // dx = a·gy + k·(x - μ) + c: centred, see channel_affine2
-                let cv = t * gm[ch] / m - av * t * s1 / m;
-                a.push(av as T);
-                k.push(kv as T);
-                cc.push(cv as T);
-                dg.push(if self.fix_gamma { 0.0 } else { s2 });
-                db.push(s1);
-            }
-            outputs[0].write_out::<T, _>(|dx| channel_affine2(gy.get(), x.get(), inner, c, &a, (&mu, &k), &cc, dx))?;
-            write_vec::<T>(&mut outputs[1], &dg)?;
-            write_vec::<T>(&mut outputs[2], &db)?;
-            Ok(())
-        })
+        self.backward_act(inputs, outputs, FusedAct::None)
     }
     fn saves(&self) -> Saves {
         Saves::Inputs

@@ -63,6 +63,12 @@ const SINGLE: &[(&str, &[&str], Slots)] = &[
     ("lamb_update_phase2", &["weight", "g", "r1", "r2"], slots(&[], None, &[2, 3])),
 ];
 
+/// Whether `name` is one of the single-parameter fused updates (`sgd_update`, `adam_update`, ...),
+/// which [`update_in_place`] can run writing the weight itself.
+pub fn is_single_update(name: &str) -> bool {
+    single_spec(name).is_some()
+}
+
 fn single_spec(name: &str) -> Option<(&'static str, &'static [&'static str], Slots)> {
     SINGLE.iter().find(|(n, _, _)| *n == name).copied()
 }
