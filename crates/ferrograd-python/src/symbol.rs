@@ -375,8 +375,9 @@ pub struct PyExecutor {
 #[pymethods]
 impl PyExecutor {
     /// Runs the forward schedule. `monitor(name, array)` sees every op output (the GIL is then
-    /// held throughout, since the callback is Python); inference fusion is off for that run, so
-    /// the monitor sees the values inside fused chains too.
+    /// held throughout, since the callback is Python); inference fusion is off for that run, and
+    /// steps fused for training recompute what they do not store, so the monitor sees the values
+    /// inside fused chains and pairs too.
     #[pyo3(signature = (is_train, monitor=None))]
     fn forward(&self, py: Python<'_>, is_train: bool, monitor: Option<Bound<'_, PyAny>>) -> PyResult<()> {
         match monitor {
@@ -387,6 +388,7 @@ impl PyExecutor {
                 let mut exe = self.inner.lock();
                 let fused = exe.inference_fusion();
                 exe.set_inference_fusion(false);
+                exe.set_monitored(true);
                 let r = enter_with_gil(py, || {
                     exe.forward(is_train, &mut |name, arr| {
                         if failure.is_none() {
@@ -397,6 +399,7 @@ impl PyExecutor {
                     })
                 });
                 exe.set_inference_fusion(fused);
+                exe.set_monitored(false);
                 match failure {
                     Some(e) => Err(e),
                     None => r,

@@ -151,10 +151,12 @@ pub(super) fn fuse_training(steps: &mut Vec<Step>, metas: &mut Vec<Meta>, needs:
         if let (Some(first), Some(act_label)) = (labels.first_mut(), act.labels.first()) {
             first.clone_from(act_label);
         }
+        let unstored = bn.labels.first().cloned().into_iter().collect();
         let fused = &mut steps[s];
         fused.op = Arc::new(op);
         fused.io.outputs = outputs;
         fused.labels = labels;
+        fused.unstored_labels = unstored;
         removed[t] = true;
     }
     let mut keep = removed.iter().map(|r| !r);

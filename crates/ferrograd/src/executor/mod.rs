@@ -23,6 +23,9 @@ const NOT_LOSS: &str = "Because the last operator is not Loss function, head_gra
 backward. If you are attempting to minimize the output as an objective, please modify your network and pass it \
 through the make_loss symbol.";
 
+/// A monitor callback: each watched value with its name (`fc1_output`).
+type Monitor<'a> = dyn FnMut(&str, &NDArray) + 'a;
+
 /// One op application of the schedule.
 struct Step {
     op: OpRef,
@@ -30,6 +33,9 @@ struct Step {
     name: String,
     /// Names of the visible outputs (monitor callbacks; empty for backward steps).
     labels: Vec<String>,
+    /// Names of values a fused step computes without storing them (`Op::unstored_values`),
+    /// shown to monitors while [`Executor::set_monitored`] is on.
+    unstored_labels: Vec<String>,
     io: StepIo,
 }
 
@@ -78,6 +84,8 @@ pub struct Executor {
     chains: Vec<fusion::Chain>,
     /// Whether inference forwards use `chains` (on unless `FERROGRAD_INFERENCE_FUSION=0`).
     fuse_inference: bool,
+    /// Whether a monitor is watching: fused steps then also show the values they do not store.
+    monitored: bool,
 }
 
 /// Builds backward steps by applying ops symbolically (shapes only).
@@ -102,7 +110,8 @@ impl GradGraph for SymGraph<'_> {
         self.metas.extend(outs);
         let outputs: Vec<u32> = (first..self.metas.len() as u32).collect();
         let io = StepIo { inputs: inputs.iter().map(|v| v.0).collect(), outputs: outputs.clone() };
-        self.steps.push(Step { op, name: format!("_backward_{}", self.current), labels: Vec::new(), io });
+        let name = format!("_backward_{}", self.current);
+        self.steps.push(Step { op, name, labels: Vec::new(), unstored_labels: Vec::new(), io });
         Ok(outputs.into_iter().map(Val).collect())
     }
 
@@ -160,7 +169,8 @@ impl Executor {
             metas.extend(outs);
             let outputs = (first..metas.len() as u32).collect();
             let labels = (0..op.num_visible_outputs()).map(|j| output_name(op, &n.name, j)).collect();
-            steps.push(Step { op: op.clone(), name: n.name.clone(), labels, io: StepIo { inputs, outputs } });
+            let io = StepIo { inputs, outputs };
+            steps.push(Step { op: op.clone(), name: n.name.clone(), labels, unstored_labels: Vec::new(), io });
         }
         let head_vals: Vec<u32> = sym.outputs.iter().map(|o| first_val[&key(&o.node)] + o.index as u32).collect();
         let loss_heads: Vec<bool> =
@@ -293,6 +303,7 @@ impl Executor {
             scratch: (Vec::new(), Vec::new()),
             chains,
             fuse_inference: std::env::var_os("FERROGRAD_INFERENCE_FUSION").is_none_or(|v| v != "0"),
+            monitored: false,
         })
     }
 
@@ -354,11 +365,10 @@ impl Executor {
                 _ => {
                     Self::run_step(
                         &self.steps[s],
-                        &self.storage,
-                        &self.metas,
+                        (&self.storage, &self.metas),
                         &mut self.vals,
                         ctx,
-                        monitor,
+                        (monitor, self.monitored),
                         inputs,
                         outs,
                     )?;
@@ -371,13 +381,13 @@ impl Executor {
 
     /// Runs one step: reads its inputs' current arrays, writes its planned outputs.
     #[allow(clippy::too_many_arguments)]
+    /// `monitored`: also show the monitor the values a fused step does not store.
     fn run_step(
         st: &Step,
-        storage: &[Option<NDArray>],
-        metas: &[Meta],
+        (storage, metas): (&[Option<NDArray>], &[Meta]),
         vals: &mut [Option<NDArray>],
         ctx: &Ctx,
-        monitor: &mut dyn FnMut(&str, &NDArray),
+        (monitor, monitored): (&mut Monitor<'_>, bool),
         inputs: &mut Vec<NDArray>,
         outs: &mut Vec<NDArray>,
     ) -> Result<()> {
@@ -394,6 +404,10 @@ impl Executor {
         }
         crate::profiler::time_op(st.op.name(), || st.op.forward(ctx, inputs, outs))
             .map_err(|e| in_operator(&st.name, e))?;
+        if monitored && !st.unstored_labels.is_empty() {
+            let values = st.op.unstored_values(inputs, outs).map_err(|e| in_operator(&st.name, e))?;
+            st.unstored_labels.iter().zip(&values).for_each(|(label, v)| monitor(label, v));
+        }
         for (j, (&o, out)) in st.io.outputs.iter().zip(outs.drain(..)).enumerate() {
             // Forwards write into the outputs they are given (layout ops copy, their views
             // are for imperative calls only), so the value lives in the planned storage.
@@ -414,6 +428,12 @@ impl Executor {
     /// one step (the results are the same; a monitor then sees only each chain's last output).
     pub fn set_inference_fusion(&mut self, on: bool) {
         self.fuse_inference = on;
+    }
+
+    /// Whether monitors watch the forwards: steps fused for training then also show the values
+    /// they do not store (BatchNorm's output before its activation), recomputed; slower.
+    pub fn set_monitored(&mut self, on: bool) {
+        self.monitored = on;
     }
 
     /// Whether inference fusion is on (see [`Executor::set_inference_fusion`]).

@@ -242,6 +242,12 @@ pub trait Op: Send + Sync + std::fmt::Debug {
     fn row_lookup(&self) -> Option<indexing::RowLookup> {
         None
     }
+    /// For a fused op: the values of the separate ops it computes without storing them,
+    /// recomputed from its inputs and outputs for a monitor (`_fused_BatchNorm_relu`: BatchNorm's
+    /// output). Empty for every other op.
+    fn unstored_values(&self, _inputs: &[NDArray], _outputs: &[NDArray]) -> Result<Vec<NDArray>> {
+        Ok(Vec::new())
+    }
     /// Vector-Jacobian product: gradients w.r.t. each input (`None` = zero), possibly in a
     /// broadcast shape (the caller unbroadcasts). `out_grads` has one entry per output.
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>>;
@@ -333,6 +339,9 @@ impl Op for OpRef {
     }
     fn row_lookup(&self) -> Option<indexing::RowLookup> {
         (**self).row_lookup()
+    }
+    fn unstored_values(&self, inputs: &[NDArray], outputs: &[NDArray]) -> Result<Vec<NDArray>> {
+        (**self).unstored_values(inputs, outputs)
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
         (**self).grad(g, inputs, outputs, out_grads)

@@ -88,6 +88,17 @@ impl Op for BatchNormAct {
     fn update_on_backward(&self, targets: &mut [NDArray], outputs: &[NDArray]) -> Result<()> {
         self.bn.update_on_backward(targets, outputs)
     }
+    /// BatchNorm's output, by BatchNorm's own forward with the statistics the fused forward used
+    /// (batch statistics when its flag output is 1): the same bits.
+    fn unstored_values(&self, inputs: &[NDArray], outputs: &[NDArray]) -> Result<Vec<NDArray>> {
+        let flag = outputs.get(3).map(|f| f.to_f64_vec()).unwrap_or_default();
+        let ctx = Ctx { is_train: flag.first() == Some(&1.0) };
+        let metas = self.bn.infer(&inputs.iter().map(NDArray::meta).collect::<Vec<_>>())?;
+        let mut outs =
+            metas.iter().map(|m| NDArray::try_uninit(self.bn.name(), &m.shape, m.dtype)).collect::<Result<Vec<_>>>()?;
+        self.bn.forward(&ctx, inputs, &mut outs)?;
+        Ok(outs.into_iter().take(1).collect())
+    }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
         // As BatchNorm's rule, with the activation's head gradient and what recomputes its mask.
         let bw = BatchNormActBackward {
