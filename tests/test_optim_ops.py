@@ -88,6 +88,14 @@ def test_out_weight_on_a_view_updates_only_that_view():
     np.testing.assert_allclose(table.asnumpy(), want, rtol=1e-6)
 
 
+def test_out_weight_with_a_mismatched_gradient_raises_and_keeps_the_weight():
+    w = mx.nd.array([1.0, 2.0, 3.0])
+    shapes = r"sgd_update.*(\(3,\).*\(2,\)|\(2,\).*\(3,\))"
+    with pytest.raises(mx.base.MXNetError, match=shapes):
+        mx.nd.sgd_update(w, mx.nd.ones((2,)), lr=0.1, out=w)
+    np.testing.assert_array_equal(w.asnumpy(), [1.0, 2.0, 3.0])
+
+
 def _sgd_mom_ref(w, g, m, lr, momentum, wd, rescale, clip):
     g = g * rescale
     if clip >= 0:

@@ -65,14 +65,7 @@ fn _update_inplace(
         }
     }
     let xs: Vec<Tracked> = arrays.iter().map(|a| a.tracked().py_err(py)).collect::<PyResult<_>>()?;
-    let work = xs.iter().map(|x| x.size()).sum();
-    enter(py, is_heavy(work), move || {
-        let arrays: Vec<NDArray> = xs.iter().map(|x| x.array().clone()).collect();
-        // A weight in a recorded graph may not be overwritten inside record(), like any in-place write.
-        ferrograd::ops::optim::update_in_place(name, &attrs, &arrays, |i| {
-            ferrograd::autograd::check_inplace(&xs[i], None)
-        })
-    })
+    opfunc::update_in_place(py, name, &attrs, &xs)
 }
 
 /// An array of `shape` filled with `value`.

@@ -178,13 +178,7 @@ impl OpFunc {
         let def = self.def;
         if let Some(o) = &out {
             if self.updates_its_weight(py, &xs, o) {
-                let work = xs.iter().map(|x| x.size()).sum();
-                enter(py, is_heavy(work), || {
-                    let arrays: Vec<NDArray> = xs.iter().map(|x| x.array().clone()).collect();
-                    ops::optim::update_in_place(def.name, &attrs, &arrays, |i| {
-                        ferrograd::autograd::check_inplace(&xs[i], None)
-                    })
-                })?;
+                update_in_place(py, def.name, &attrs, &xs)?;
                 return Ok(o.clone_ref(py));
             }
         }
@@ -255,6 +249,17 @@ impl OpFunc {
             && o.array().shares_storage(w.array())
             && o.array().layout() == w.array().layout()
     }
+}
+
+/// Runs the fused optimizer update `name` on `xs` (weight, grad, states...) writing the weights
+/// themselves (see `ferrograd::ops::optim::update_in_place`). A weight in a recorded graph may not
+/// be overwritten inside `record()`, like any in-place write.
+pub(crate) fn update_in_place(py: Python<'_>, name: &str, attrs: &Attrs, xs: &[Tracked]) -> PyResult<()> {
+    let work = xs.iter().map(|x| x.size()).sum();
+    enter(py, is_heavy(work), || {
+        let arrays: Vec<NDArray> = xs.iter().map(|x| x.array().clone()).collect();
+        ops::optim::update_in_place(name, attrs, &arrays, |i| ferrograd::autograd::check_inplace(&xs[i], None))
+    })
 }
 
 /// MXNet's rule for `out=`: each given array must have exactly the result's shape and dtype (no

@@ -15,10 +15,9 @@
 use std::sync::Arc;
 
 use super::fused::{attrs_of, FusedAct};
-use super::norm::{BatchNorm, BatchNormBackward, BatchNormParams};
+use super::norm::{BatchNorm, BatchNormBackward};
 use crate::error::{Error, Result};
 use crate::ndarray::{Meta, NDArray};
-use crate::ops::params::OpParams;
 use crate::ops::{Ctx, Grad, Op, Saves, Val};
 
 /// `act(BatchNorm(data, gamma, beta, moving_mean, moving_var))`: BatchNorm's outputs with the
@@ -35,15 +34,7 @@ impl BatchNormAct {
         if bn.name() != "BatchNorm" {
             return None;
         }
-        let p = BatchNormParams::parse(&attrs_of(bn)).ok()?;
-        let bn = BatchNorm {
-            eps: p.eps,
-            momentum: p.momentum,
-            fix_gamma: p.fix_gamma,
-            use_global_stats: p.use_global_stats,
-            output_mean_var: p.output_mean_var,
-            axis: p.axis,
-        };
+        let bn = BatchNorm::from_attrs(&attrs_of(bn)).ok()?;
         match FusedAct::of(act)? {
             FusedAct::None => None,
             a => Some(BatchNormAct { bn, act: a }),
@@ -100,29 +91,12 @@ impl Op for BatchNormAct {
         Ok(outs.into_iter().take(1).collect())
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
-        // As BatchNorm's rule, with the activation's head gradient and what recomputes its mask.
-        let bw = BatchNormActBackward {
-            bn: BatchNormBackward { eps: self.bn.eps, fix_gamma: self.bn.fix_gamma, axis: self.bn.axis },
-            act: self.act,
-        };
-        let s3 = g.mul(outputs[2], outputs[2])?;
-        let s3 = g.mul(s3, outputs[2])?;
-        let g_var = g.mul(out_grads[2], s3)?;
-        let g_var = g.mul_scalar(g_var, -0.5)?;
-        let ins = [
-            out_grads[0],
-            inputs[0],
-            inputs[1],
-            outputs[1],
-            outputs[4],
-            outputs[3],
-            out_grads[1],
-            g_var,
-            outputs[5],
-            inputs[2],
-        ];
+        // BatchNorm's rule, with the activation's head gradient and what recomputes its mask.
+        let mut ins = self.bn.backward_inputs(g, inputs, outputs, out_grads)?;
+        ins.extend([outputs[5], inputs[2]]);
+        let bw = BatchNormActBackward { bn: self.bn.backward_op(), act: self.act };
         let r = g.apply(Arc::new(bw), &ins)?;
-        Ok(vec![Some(r[0]), (!self.bn.fix_gamma).then_some(r[1]), Some(r[2]), None, None])
+        Ok(self.bn.input_grads(&r))
     }
 }
 

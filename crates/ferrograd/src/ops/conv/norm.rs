@@ -305,16 +305,39 @@ impl Op for BatchNorm {
         Ok(())
     }
     fn grad(&self, g: &mut Grad<'_>, inputs: &[Val], outputs: &[Val], out_grads: &[Val]) -> Result<Vec<Option<Val>>> {
-        let bw = BatchNormBackward { eps: self.eps, fix_gamma: self.fix_gamma, axis: self.axis };
+        let ins = self.backward_inputs(g, inputs, outputs, out_grads)?;
+        let r = g.apply(Arc::new(self.backward_op()), &ins)?;
+        Ok(self.input_grads(&r))
+    }
+}
+
+impl BatchNorm {
+    /// Its gradient op.
+    pub(crate) fn backward_op(&self) -> BatchNormBackward {
+        BatchNormBackward { eps: self.eps, fix_gamma: self.fix_gamma, axis: self.axis }
+    }
+
+    /// `_backward_BatchNorm`'s inputs (see [`BN_BW_ARGS`]) from the forward's values and head
+    /// gradients.
+    pub(crate) fn backward_inputs(
+        &self,
+        g: &mut Grad<'_>,
+        inputs: &[Val],
+        outputs: &[Val],
+        out_grads: &[Val],
+    ) -> Result<Vec<Val>> {
         // The visible third output is s = 1/sqrt(var + eps): its gradient reaches var as
         // -s³/2 times the head gradient.
         let s3 = g.mul(outputs[2], outputs[2])?;
         let s3 = g.mul(s3, outputs[2])?;
         let g_var = g.mul(out_grads[2], s3)?;
         let g_var = g.mul_scalar(g_var, -0.5)?;
-        let ins = [out_grads[0], inputs[0], inputs[1], outputs[1], outputs[4], outputs[3], out_grads[1], g_var];
-        let r = g.apply(Arc::new(bw), &ins)?;
-        Ok(vec![Some(r[0]), (!self.fix_gamma).then_some(r[1]), Some(r[2]), None, None])
+        Ok(vec![out_grads[0], inputs[0], inputs[1], outputs[1], outputs[4], outputs[3], out_grads[1], g_var])
+    }
+
+    /// The forward inputs' gradients from the backward op's `(data, gamma, beta)` gradients.
+    pub(crate) fn input_grads(&self, r: &[Val]) -> Vec<Option<Val>> {
+        vec![Some(r[0]), (!self.fix_gamma).then_some(r[1]), Some(r[2]), None, None]
     }
 }
 
@@ -770,16 +793,23 @@ fn build_instance_norm(a: &Attrs) -> Result<OpRef> {
     Ok(Arc::new(Norm { instance: true, axis: 1, eps: positive_eps("InstanceNorm", p.eps)?, output_mean_var: false }))
 }
 
+impl BatchNorm {
+    /// The op that `attrs` (MXNet's BatchNorm parameters) describe.
+    pub(crate) fn from_attrs(a: &Attrs) -> Result<BatchNorm> {
+        let p = BatchNormParams::parse(a)?;
+        Ok(BatchNorm {
+            eps: positive_eps("BatchNorm", p.eps)?,
+            momentum: p.momentum,
+            fix_gamma: p.fix_gamma,
+            use_global_stats: p.use_global_stats,
+            output_mean_var: p.output_mean_var,
+            axis: p.axis,
+        })
+    }
+}
+
 fn build_batch_norm(a: &Attrs) -> Result<OpRef> {
-    let p = BatchNormParams::parse(a)?;
-    Ok(Arc::new(BatchNorm {
-        eps: positive_eps("BatchNorm", p.eps)?,
-        momentum: p.momentum,
-        fix_gamma: p.fix_gamma,
-        use_global_stats: p.use_global_stats,
-        output_mean_var: p.output_mean_var,
-        axis: p.axis,
-    }))
+    Ok(Arc::new(BatchNorm::from_attrs(a)?))
 }
 
 fn build_batch_norm_backward(a: &Attrs) -> Result<OpRef> {
